@@ -1,0 +1,32 @@
+package socket
+
+import (
+	"errors"
+	"fmt"
+	"net"
+
+	"golang.org/x/sys/unix"
+)
+
+// errNoPeerCred means the OS cannot tell who is on the other end.
+var errNoPeerCred = errors.New("peer credentials not supported on this OS")
+
+// peerUID returns the effective uid of the process that connected c, as the
+// kernel recorded it at connect time (SO_PEERCRED).
+func peerUID(c *net.UnixConn) (int, error) {
+	raw, err := c.SyscallConn()
+	if err != nil {
+		return 0, fmt.Errorf("peer credentials: %w", err)
+	}
+	var cred *unix.Ucred
+	var cerr error
+	if err := raw.Control(func(fd uintptr) {
+		cred, cerr = unix.GetsockoptUcred(int(fd), unix.SOL_SOCKET, unix.SO_PEERCRED)
+	}); err != nil {
+		return 0, fmt.Errorf("peer credentials: %w", err)
+	}
+	if cerr != nil {
+		return 0, fmt.Errorf("peer credentials: %w", cerr)
+	}
+	return int(cred.Uid), nil
+}
