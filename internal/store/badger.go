@@ -1,0 +1,614 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	badger "github.com/dgraph-io/badger/v4"
+	"github.com/dgraph-io/badger/v4/options"
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/medallionhq/medallion/internal/medallion"
+)
+
+// DefaultGCInterval is how often the value log is garbage-collected when
+// Options.GCInterval is zero.
+const DefaultGCInterval = 10 * time.Minute
+
+// ErrLocked: the store directory is already open, by this process or
+// another one (most likely a running medalliond).
+var ErrLocked = errors.New("store directory is in use by another open store (is medalliond already running?)")
+
+// errClosed is returned by calls made after Close.
+var errClosed = errors.New("store is closed")
+
+// Options tunes Open. Zero values give sane defaults.
+type Options struct {
+	// Logger receives the store's and Badger's warnings and errors;
+	// nil discards them.
+	Logger hclog.Logger
+	// Now is the clock for created_at and updated_at; nil means time.Now.
+	Now func() time.Time
+	// GCInterval is how often the value log is garbage-collected;
+	// zero means DefaultGCInterval, negative disables the collector.
+	GCInterval time.Duration
+}
+
+// Badger is the Store kept in a Badger database (key layout in keys.go).
+type Badger struct {
+	db     *badger.DB
+	lock   *os.File
+	logger hclog.Logger
+	now    func() time.Time
+
+	// count mirrors the number of m/ keys: counted once at Open, then
+	// bumped after each committed Create, so Count never scans.
+	count atomic.Int64
+
+	// mu makes Close wait for calls in flight and turns later calls
+	// into errClosed instead of a Badger panic.
+	mu     sync.RWMutex
+	closed bool
+
+	stopGC   chan struct{}
+	gcDone   chan struct{}
+	gcPasses atomic.Int64 // completed collector passes, for tests
+
+	closeOnce sync.Once
+	closeErr  error
+}
+
+var _ Store = (*Badger)(nil)
+
+// Open opens (creating it if needed) the store in dir. Only one Badger may
+// have dir open at a time, in any process; a second Open fails with an
+// error wrapping ErrLocked.
+func Open(dir string, opts Options) (*Badger, error) {
+	logger := opts.Logger
+	if logger == nil {
+		logger = hclog.NewNullLogger()
+	}
+	now := opts.Now
+	if now == nil {
+		now = time.Now
+	}
+	gcInterval := opts.GCInterval
+	if gcInterval == 0 {
+		gcInterval = DefaultGCInterval
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("open store %s: %w", dir, err)
+	}
+	lock, err := lockDir(dir)
+	if err != nil {
+		return nil, fmt.Errorf("open store %s: %w", dir, err)
+	}
+	db, err := badger.Open(badgerOptions(dir, logger.Named("badger")))
+	if err != nil {
+		_ = unlockDir(lock)
+		return nil, fmt.Errorf("open store %s: %w", dir, err)
+	}
+	b := &Badger{
+		db:     db,
+		lock:   lock,
+		logger: logger,
+		now:    now,
+		stopGC: make(chan struct{}),
+		gcDone: make(chan struct{}),
+	}
+	n, err := b.countLatest()
+	if err != nil {
+		_ = db.Close()
+		_ = unlockDir(lock)
+		return nil, fmt.Errorf("open store %s: count medallions: %w", dir, err)
+	}
+	b.count.Store(n)
+	if gcInterval > 0 {
+		go b.gcLoop(gcInterval)
+	} else {
+		close(b.gcDone)
+	}
+	return b, nil
+}
+
+// badgerOptions is a small-memory profile: Badger's defaults (64 MB
+// memtables × 5, a 256 MB block cache) are sized for a database server,
+// not a background daemon holding a few thousand medallions.
+func badgerOptions(dir string, logger hclog.Logger) badger.Options {
+	return badger.DefaultOptions(dir).
+		WithLogger(badgerLogger{logger}).
+		WithMemTableSize(8 << 20).
+		WithNumMemtables(2).
+		WithNumLevelZeroTables(2).
+		WithNumLevelZeroTablesStall(4).
+		WithBlockCacheSize(16 << 20).
+		WithIndexCacheSize(8 << 20).
+		WithValueLogFileSize(64 << 20).
+		WithNumCompactors(2).
+		// Medallions up to 64 KB live in the LSM tree, so a read is one
+		// lookup; bigger ones go to the value log, which keeps a commit
+		// of a large medallion under the 1.2 MB batch limit that 8 MB
+		// memtables impose.
+		WithValueThreshold(64 << 10).
+		// Snappy roughly halves JSON on disk at no measurable cost to
+		// the LatestForScope and Create benchmarks (see bench_test.go).
+		WithCompression(options.Snappy).
+		// SyncWrites stays off (Badger's default): a commit reaches the
+		// kernel before it returns, so a crash or kill -9 of the daemon
+		// loses nothing; only a power cut can drop the last writes, and
+		// an fsync per update would cap writes at the disk's flush rate.
+		WithSyncWrites(false)
+}
+
+// countLatest counts the m/ keys without reading values.
+func (b *Badger) countLatest() (int64, error) {
+	var n int64
+	err := b.db.View(func(txn *badger.Txn) error {
+		prefix := []byte(prefixLatest)
+		it := txn.NewIterator(badger.IteratorOptions{Prefix: prefix})
+		defer it.Close()
+		for it.Seek(prefix); it.ValidForPrefix(prefix); it.Next() {
+			n++
+		}
+		return nil
+	})
+	return n, err
+}
+
+// gcLoop runs the value-log collector every interval until Close.
+func (b *Badger) gcLoop(interval time.Duration) {
+	defer close(b.gcDone)
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-b.stopGC:
+			return
+		case <-t.C:
+			b.collectGarbage()
+		}
+	}
+}
+
+// collectGarbage rewrites value-log files until Badger finds none worth
+// rewriting (ErrNoRewrite), as its documentation recommends.
+func (b *Badger) collectGarbage() {
+	defer b.gcPasses.Add(1)
+	for {
+		select {
+		case <-b.stopGC:
+			return
+		default:
+		}
+		err := b.db.RunValueLogGC(0.5)
+		if err == nil {
+			continue
+		}
+		// ErrRejected means another collection is running or the
+		// database is closing: nothing to report either way.
+		if !errors.Is(err, badger.ErrNoRewrite) && !errors.Is(err, badger.ErrRejected) {
+			b.logger.Warn("value log garbage collection", "error", err)
+		}
+		return
+	}
+}
+
+// Close stops the collector and closes the database. It waits for calls in
+// flight and is idempotent; later calls on the store fail.
+func (b *Badger) Close() error {
+	b.closeOnce.Do(func() {
+		close(b.stopGC)
+		<-b.gcDone
+		b.mu.Lock()
+		defer b.mu.Unlock()
+		b.closed = true
+		err := b.db.Close()
+		if uerr := unlockDir(b.lock); err == nil {
+			err = uerr
+		}
+		if err != nil {
+			b.closeErr = fmt.Errorf("close store: %w", err)
+		}
+	})
+	return b.closeErr
+}
+
+// DiskUsage is the size in bytes of the LSM tree and value log, as Badger
+// last measured them (at Open, then once a minute).
+func (b *Badger) DiskUsage() int64 {
+	b.mu.RLock()
+	defer b.mu.RUnlock()
+	if b.closed {
+		return 0
+	}
+	lsm, vlog := b.db.Size()
+	return lsm + vlog
+}
+
+// begin guards a call: it fails on a cancelled context or a closed store,
+// and otherwise holds the read lock that Close waits for; release it with
+// b.mu.RUnlock.
+func (b *Badger) begin(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	b.mu.RLock()
+	if b.closed {
+		b.mu.RUnlock()
+		return errClosed
+	}
+	return nil
+}
+
+// Count returns how many medallions are stored, without scanning.
+func (b *Badger) Count(ctx context.Context) (int, error) {
+	if err := b.begin(ctx); err != nil {
+		return 0, fmt.Errorf("count: %w", err)
+	}
+	defer b.mu.RUnlock()
+	return int(b.count.Load()), nil
+}
+
+// Create stores m as version 1 of a new medallion (see Store.Create).
+func (b *Badger) Create(ctx context.Context, m *medallion.Medallion) (*medallion.Medallion, error) {
+	if m == nil {
+		return nil, errors.New("create: nil medallion")
+	}
+	id := m.Meta.MedallionID
+	if err := b.begin(ctx); err != nil {
+		return nil, fmt.Errorf("create %s: %w", id, err)
+	}
+	defer b.mu.RUnlock()
+
+	c := m.Clone()
+	c.Normalize()
+	if c.Meta.CreatedAt == "" {
+		c.Meta.CreatedAt = medallion.FormatTime(b.now())
+	}
+	if c.Meta.UpdatedAt == "" {
+		c.Meta.UpdatedAt = c.Meta.CreatedAt
+	}
+	if c.Meta.Status == "" {
+		c.Meta.Status = medallion.StatusActive
+	}
+	c.Meta.Version = 1
+	if err := c.Validate(); err != nil {
+		return nil, err
+	}
+	value, err := json.Marshal(c)
+	if err != nil {
+		return nil, fmt.Errorf("create %s: encode: %w", id, err)
+	}
+	index, err := indexKeys(c)
+	if err != nil {
+		return nil, fmt.Errorf("create %s: %w", id, err)
+	}
+
+	write := func(txn *badger.Txn) error {
+		switch _, err := txn.Get(latestKey(id)); {
+		case err == nil:
+			return ErrExists
+		case !errors.Is(err, badger.ErrKeyNotFound):
+			return err
+		}
+		return setAll(txn, c, value, index)
+	}
+	// Two Creates of one id conflict on the m/ key they both read: the
+	// loser runs again and then sees the winner's medallion (ErrExists).
+	// Badger reports a conflict only when another commit touched a key
+	// this one read, so a few attempts always settle.
+	for attempt := 1; ; attempt++ {
+		err = b.db.Update(write)
+		if !errors.Is(err, badger.ErrConflict) || attempt == 3 {
+			break
+		}
+	}
+	switch {
+	case err == nil:
+		b.count.Add(1)
+		return c, nil
+	case errors.Is(err, badger.ErrConflict):
+		return nil, fmt.Errorf("create %s: %w", id, ErrConflict)
+	default:
+		return nil, fmt.Errorf("create %s: %w", id, err)
+	}
+}
+
+// Update stores m as the next version of an existing medallion (see
+// Store.Update).
+func (b *Badger) Update(ctx context.Context, m *medallion.Medallion) (*medallion.Medallion, error) {
+	if m == nil {
+		return nil, errors.New("update: nil medallion")
+	}
+	id := m.Meta.MedallionID
+	if err := b.begin(ctx); err != nil {
+		return nil, fmt.Errorf("update %s: %w", id, err)
+	}
+	defer b.mu.RUnlock()
+
+	c := m.Clone()
+	c.Normalize()
+	now := b.now()
+	// Validate before reading, with the timestamps standing in for the
+	// ones the store sets, so a bad body is reported as such even when
+	// the id is unknown or the version stale.
+	c.Meta.CreatedAt = medallion.FormatTime(now)
+	c.Meta.UpdatedAt = c.Meta.CreatedAt
+	if err := c.Validate(); err != nil {
+		return nil, err
+	}
+
+	err := b.db.Update(func(txn *badger.Txn) error {
+		old, err := getLatest(txn, id)
+		if err != nil {
+			return err
+		}
+		if old == nil {
+			return ErrNotFound
+		}
+		if c.Meta.Version != old.Meta.Version {
+			return fmt.Errorf("based on version %d but version %d is stored: %w", c.Meta.Version, old.Meta.Version, ErrConflict)
+		}
+		c.Meta.CreatedAt = old.Meta.CreatedAt
+		if c.Meta.UpdatedAt, err = nextUpdatedAt(now, old.Meta.UpdatedAt); err != nil {
+			return err
+		}
+		c.Meta.Version = old.Meta.Version + 1
+		if err := c.Validate(); err != nil {
+			return err
+		}
+		oldIndex, err := indexKeys(old)
+		if err != nil {
+			return err
+		}
+		// Deletes go first: an entry whose key did not change is then
+		// written again rather than lost.
+		for _, k := range oldIndex {
+			if err := txn.Delete(k); err != nil {
+				return err
+			}
+		}
+		value, err := json.Marshal(c)
+		if err != nil {
+			return fmt.Errorf("encode: %w", err)
+		}
+		index, err := indexKeys(c)
+		if err != nil {
+			return err
+		}
+		return setAll(txn, c, value, index)
+	})
+	var verr *medallion.ValidationError
+	switch {
+	case err == nil:
+		return c, nil
+	case errors.As(err, &verr):
+		return nil, err
+	case errors.Is(err, badger.ErrConflict):
+		// Another Update of this id committed between our read and our
+		// commit: ours was based on a version that is no longer latest.
+		return nil, fmt.Errorf("update %s: %w", id, ErrConflict)
+	default:
+		return nil, fmt.Errorf("update %s: %w", id, err)
+	}
+}
+
+// nextUpdatedAt is now at the store's precision, or one microsecond after
+// prev when the clock has not moved past it (fast updates, a clock step
+// back, or a prev set in the future), so versions are strictly ordered.
+func nextUpdatedAt(now time.Time, prev string) (string, error) {
+	p, err := medallion.ParseTime(prev)
+	if err != nil {
+		return "", fmt.Errorf("stored updated_at: %w", err)
+	}
+	t := now.UTC().Truncate(time.Microsecond)
+	if !t.After(p) {
+		t = p.UTC().Truncate(time.Microsecond).Add(time.Microsecond)
+	}
+	return medallion.FormatTime(t), nil
+}
+
+// setAll writes the latest and version keys and the index entries of c.
+func setAll(txn *badger.Txn, c *medallion.Medallion, value []byte, index [][]byte) error {
+	id := c.Meta.MedallionID
+	if err := txn.Set(latestKey(id), value); err != nil {
+		return err
+	}
+	if err := txn.Set(versionKey(id, c.Meta.Version), value); err != nil {
+		return err
+	}
+	for _, k := range index {
+		if err := txn.Set(k, nil); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// getLatest reads the latest version of id, nil when absent.
+func getLatest(txn *badger.Txn, id string) (*medallion.Medallion, error) {
+	return getJSON(txn, latestKey(id))
+}
+
+// getJSON decodes the medallion stored at key, nil when absent. Decoding
+// copies out of Badger's buffer, which is valid only inside the txn.
+func getJSON(txn *badger.Txn, key []byte) (*medallion.Medallion, error) {
+	item, err := txn.Get(key)
+	if errors.Is(err, badger.ErrKeyNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	m := new(medallion.Medallion)
+	if err := item.Value(func(v []byte) error { return json.Unmarshal(v, m) }); err != nil {
+		return nil, fmt.Errorf("decode %s: %w", key, err)
+	}
+	return m, nil
+}
+
+// Get returns the latest version of id, or (nil, nil) when absent.
+func (b *Badger) Get(ctx context.Context, id string) (*medallion.Medallion, error) {
+	if err := b.begin(ctx); err != nil {
+		return nil, fmt.Errorf("get %s: %w", id, err)
+	}
+	defer b.mu.RUnlock()
+	var m *medallion.Medallion
+	err := b.db.View(func(txn *badger.Txn) error {
+		var err error
+		m, err = getLatest(txn, id)
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("get %s: %w", id, err)
+	}
+	return m, nil
+}
+
+// GetVersion returns one version of id, or (nil, nil) when absent.
+func (b *Badger) GetVersion(ctx context.Context, id string, version int) (*medallion.Medallion, error) {
+	if err := b.begin(ctx); err != nil {
+		return nil, fmt.Errorf("get %s version %d: %w", id, version, err)
+	}
+	defer b.mu.RUnlock()
+	if version < 1 {
+		return nil, nil
+	}
+	var m *medallion.Medallion
+	err := b.db.View(func(txn *badger.Txn) error {
+		var err error
+		m, err = getJSON(txn, versionKey(id, version))
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("get %s version %d: %w", id, version, err)
+	}
+	return m, nil
+}
+
+// History lists every version of id, oldest first (the version keys sort
+// by big-endian version number).
+func (b *Badger) History(ctx context.Context, id string) ([]medallion.VersionInfo, error) {
+	if err := b.begin(ctx); err != nil {
+		return nil, fmt.Errorf("history %s: %w", id, err)
+	}
+	defer b.mu.RUnlock()
+	var out []medallion.VersionInfo
+	err := b.db.View(func(txn *badger.Txn) error {
+		prefix := versionPrefix(id)
+		it := txn.NewIterator(badger.IteratorOptions{Prefix: prefix, PrefetchValues: true, PrefetchSize: 16})
+		defer it.Close()
+		for it.Seek(prefix); it.ValidForPrefix(prefix); it.Next() {
+			// Only meta is needed: skip decoding the rest.
+			var v struct {
+				Meta medallion.Meta `json:"meta"`
+			}
+			if err := it.Item().Value(func(b []byte) error { return json.Unmarshal(b, &v) }); err != nil {
+				return fmt.Errorf("decode %s: %w", it.Item().Key(), err)
+			}
+			out = append(out, medallion.VersionInfo{
+				Version:   v.Meta.Version,
+				UpdatedAt: v.Meta.UpdatedAt,
+				Model:     v.Meta.Model,
+				Status:    v.Meta.Status,
+			})
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("history %s: %w", id, err)
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("history %s: %w", id, ErrNotFound)
+	}
+	return out, nil
+}
+
+// LatestForScope answers from the node and tag indexes (see cursor): the
+// intersection of the requested nodes' entries, the union of the requested
+// tags', both intersected when both are given. It stops after limit
+// entries and only then reads those medallions.
+func (b *Badger) LatestForScope(ctx context.Context, scope medallion.Scope, limit int) ([]*medallion.Medallion, error) {
+	if err := b.begin(ctx); err != nil {
+		return nil, fmt.Errorf("latest for scope: %w", err)
+	}
+	defer b.mu.RUnlock()
+	out := []*medallion.Medallion{}
+	nodes, droppedNode := queryNames(scope.GraphNodes)
+	tags, _ := queryNames(scope.Tags)
+	// A dropped node can match nothing, so neither can the whole query;
+	// requested tags that were all dropped likewise, since an empty tag
+	// list would otherwise mean "any tags".
+	if limit <= 0 || droppedNode || (len(scope.Tags) > 0 && len(tags) == 0) || (len(nodes) == 0 && len(tags) == 0) {
+		return out, nil
+	}
+	err := b.db.View(func(txn *badger.Txn) error {
+		var parts []cursor
+		for _, n := range nodes {
+			parts = append(parts, newIndexCursor(txn, indexPrefix(prefixNode, n)))
+		}
+		if len(tags) > 0 {
+			var ts []cursor
+			for _, t := range tags {
+				ts = append(ts, newIndexCursor(txn, indexPrefix(prefixTag, t)))
+			}
+			if len(ts) == 1 {
+				parts = append(parts, ts[0])
+			} else {
+				parts = append(parts, newUnionCursor(ts))
+			}
+		}
+		var cur cursor = parts[0]
+		if len(parts) > 1 {
+			cur = newIntersectCursor(parts)
+		}
+		defer cur.close()
+
+		ids := make([]string, 0, min(limit, 64))
+		for ; cur.valid() && len(ids) < limit; cur.next() {
+			ids = append(ids, idFromSuffix(cur.key()))
+		}
+		for _, id := range ids {
+			m, err := getLatest(txn, id)
+			if err != nil {
+				return err
+			}
+			if m == nil {
+				// Index entries and m/ keys are written in one
+				// transaction, so this is corruption, not a race.
+				return fmt.Errorf("index names %s but it is not stored", id)
+			}
+			out = append(out, m)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("latest for scope: %w", err)
+	}
+	return out, nil
+}
+
+// badgerLogger adapts hclog to badger.Logger. Badger logs every replay,
+// flush and compaction at Info, which is noise for a daemon's journal, so
+// only warnings and errors get through.
+type badgerLogger struct{ l hclog.Logger }
+
+var _ badger.Logger = badgerLogger{}
+
+func (a badgerLogger) Errorf(format string, args ...any) {
+	a.l.Error("badger error", "detail", strings.TrimSpace(fmt.Sprintf(format, args...)))
+}
+
+func (a badgerLogger) Warningf(format string, args ...any) {
+	a.l.Warn("badger warning", "detail", strings.TrimSpace(fmt.Sprintf(format, args...)))
+}
+
+func (badgerLogger) Infof(string, ...any)  {}
+func (badgerLogger) Debugf(string, ...any) {}

@@ -1,0 +1,116 @@
+package store
+
+import (
+	"encoding/binary"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/medallionhq/medallion/internal/medallion"
+)
+
+// Key layout of the Badger store. Every key starts with a one-letter
+// prefix and a slash; the store owns the prefixes below and nothing else,
+// so other data may live beside it under other prefixes.
+//
+//	m/<id>                          → latest version, medallion JSON
+//	v/<id> 0x00 <version u64 BE>    → every version's JSON, the latest included
+//	n/<node> 0x00 <order> <id>      → graph-node index entry, empty value
+//	t/<tag> 0x00 <order> <id>       → tag index entry, empty value
+//
+// <order> is the 12-byte inverted updated_at (seconds since the epoch with
+// the sign bit flipped, u64 BE, then nanoseconds u32 BE, every byte
+// complemented), so a forward scan of one node's or tag's entries yields
+// the newest medallion first, and equal instants come out by id ascending
+// because the id follows as plain bytes. Every index of every node and tag
+// therefore sorts by the same suffix, which is what lets LatestForScope
+// intersect and merge index scans with Seek instead of reading medallions.
+//
+// The 0x00 separators are unambiguous: medallion.Validate rejects control
+// characters in nodes and tags, and ids are limited to [A-Za-z0-9._:-].
+// Big-endian fixed-width integers keep byte order equal to numeric order.
+const (
+	prefixLatest  = "m/"
+	prefixVersion = "v/"
+	prefixNode    = "n/"
+	prefixTag     = "t/"
+
+	sep       = 0x00
+	orderSize = 12
+)
+
+func latestKey(id string) []byte {
+	return append([]byte(prefixLatest), id...)
+}
+
+// versionPrefix is the prefix of every version key of id; the separator
+// keeps id "a" from matching the versions of id "ab".
+func versionPrefix(id string) []byte {
+	k := make([]byte, 0, len(prefixVersion)+len(id)+1+8)
+	k = append(k, prefixVersion...)
+	k = append(k, id...)
+	return append(k, sep)
+}
+
+func versionKey(id string, version int) []byte {
+	return binary.BigEndian.AppendUint64(versionPrefix(id), uint64(version))
+}
+
+// indexPrefix is the prefix of every index entry of one node or tag.
+func indexPrefix(kind, name string) []byte {
+	k := make([]byte, 0, len(kind)+len(name)+1+orderSize+medallion.MaxIDLen)
+	k = append(k, kind...)
+	k = append(k, name...)
+	return append(k, sep)
+}
+
+// orderSuffix is the index sort key of a medallion: inverted updated_at,
+// then id.
+func orderSuffix(updated time.Time, id string) []byte {
+	s := make([]byte, 0, orderSize+len(id))
+	s = binary.BigEndian.AppendUint64(s, ^(uint64(updated.Unix()) ^ 1<<63))
+	s = binary.BigEndian.AppendUint32(s, ^uint32(updated.Nanosecond()))
+	return append(s, id...)
+}
+
+// idFromSuffix returns the id part of an index suffix.
+func idFromSuffix(suffix []byte) string {
+	return string(suffix[orderSize:])
+}
+
+// indexKeys lists the index keys of m, which must be valid (its updated_at
+// parses).
+func indexKeys(m *medallion.Medallion) ([][]byte, error) {
+	updated, err := medallion.ParseTime(m.Meta.UpdatedAt)
+	if err != nil {
+		return nil, fmt.Errorf("index %s: updated_at: %w", m.Meta.MedallionID, err)
+	}
+	suffix := orderSuffix(updated, m.Meta.MedallionID)
+	keys := make([][]byte, 0, len(m.Scope.GraphNodes)+len(m.Scope.Tags))
+	for _, n := range m.Scope.GraphNodes {
+		keys = append(keys, append(indexPrefix(prefixNode, n), suffix...))
+	}
+	for _, t := range m.Scope.Tags {
+		keys = append(keys, append(indexPrefix(prefixTag, t), suffix...))
+	}
+	return keys, nil
+}
+
+// queryNames dedupes requested nodes or tags, keeping their order, and
+// drops the names holding the separator byte: no stored node or tag can
+// hold it, and such a prefix would read into another name's entries.
+// dropped reports whether any name was dropped.
+func queryNames(names []string) (out []string, dropped bool) {
+	seen := make(map[string]bool, len(names))
+	for _, n := range names {
+		if strings.IndexByte(n, sep) >= 0 {
+			dropped = true
+			continue
+		}
+		if !seen[n] {
+			seen[n] = true
+			out = append(out, n)
+		}
+	}
+	return out, dropped
+}
