@@ -1,0 +1,361 @@
+// Package server serves medalliond's local API (HTTP/1.1 + JSON under /v1/,
+// see package api) on the listener it is given, normally the Unix socket
+// from package socket.
+//
+// Handlers return (body, error); one wrapper turns the error into a status
+// and an api.Error body, so every endpoint reports bad input, absent
+// medallions and version conflicts the same way.
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"runtime/debug"
+	"strings"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/medallionhq/medallion/internal/api"
+	"github.com/medallionhq/medallion/internal/medallion"
+	"github.com/medallionhq/medallion/internal/store"
+	"github.com/medallionhq/medallion/internal/version"
+)
+
+// MaxBodyBytes caps a request body. A medallion is a few KiB; the cap only
+// has to stop a runaway client from filling the daemon's memory.
+const MaxBodyBytes = 8 << 20
+
+// maxListLimit caps ?limit= on list requests, for the same reason.
+const maxListLimit = 1000
+
+// Timeouts of the HTTP server. Requests come from local tools over a Unix
+// socket and are answered from a local store, so anything slower than this
+// is a stuck client holding a connection.
+const (
+	readHeaderTimeout = 5 * time.Second
+	readTimeout       = 30 * time.Second
+	writeTimeout      = 30 * time.Second
+	idleTimeout       = 2 * time.Minute
+	maxHeaderBytes    = 64 << 10
+)
+
+// Config is what New needs.
+type Config struct {
+	// Store holds the medallions; required.
+	Store store.Store
+	// Logger receives the server's logs (under the name "api"); nil
+	// discards them.
+	Logger hclog.Logger
+	// DataDir and Socket are reported by GET /v1/status.
+	DataDir, Socket string
+	// StartedAt is when the daemon started; zero means when New ran.
+	StartedAt time.Time
+	// DiskUsage reports the store's size in bytes for GET /v1/status;
+	// nil reports 0.
+	DiskUsage func() int64
+}
+
+// Server is the local API server.
+type Server struct {
+	cfg  Config
+	log  hclog.Logger
+	mux  *http.ServeMux
+	http *http.Server
+}
+
+// New returns a server for cfg; call Serve to start answering.
+func New(cfg Config) *Server {
+	if cfg.Logger == nil {
+		cfg.Logger = hclog.NewNullLogger()
+	}
+	if cfg.StartedAt.IsZero() {
+		cfg.StartedAt = time.Now()
+	}
+	if cfg.DiskUsage == nil {
+		cfg.DiskUsage = func() int64 { return 0 }
+	}
+	s := &Server{cfg: cfg, log: cfg.Logger.Named("api")}
+	s.mux = s.routes()
+	s.http = &http.Server{
+		Handler:           s,
+		ReadHeaderTimeout: readHeaderTimeout,
+		ReadTimeout:       readTimeout,
+		WriteTimeout:      writeTimeout,
+		IdleTimeout:       idleTimeout,
+		MaxHeaderBytes:    maxHeaderBytes,
+		// net/http's own complaints (accept errors, panics, bad TLS) are
+		// rare and worth seeing.
+		ErrorLog: s.log.StandardLogger(&hclog.StandardLoggerOptions{ForceLevel: hclog.Warn}),
+	}
+	return s
+}
+
+func (s *Server) routes() *http.ServeMux {
+	mux := http.NewServeMux()
+	mux.Handle("GET /v1/status", s.endpoint(s.status))
+	mux.Handle("GET /v1/medallions", s.endpoint(s.list))
+	mux.Handle("POST /v1/medallions", s.endpoint(s.create))
+	mux.Handle("GET /v1/medallions/{id}", s.endpoint(s.get))
+	mux.Handle("PUT /v1/medallions/{id}", s.endpoint(s.put))
+	mux.Handle("GET /v1/medallions/{id}/history", s.endpoint(s.history))
+	return mux
+}
+
+// Serve answers requests on ln until Shutdown, and then returns nil. It
+// closes ln when it returns.
+func (s *Server) Serve(ln net.Listener) error {
+	s.log.Info("serving local API", "address", ln.Addr().String())
+	if err := s.http.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
+		return fmt.Errorf("serve local API: %w", err)
+	}
+	return nil
+}
+
+// Shutdown stops accepting connections and waits for requests in flight.
+// When ctx ends first, the remaining connections are cut, so that the
+// daemon can exit, and the context's error is returned.
+func (s *Server) Shutdown(ctx context.Context) error {
+	if err := s.http.Shutdown(ctx); err != nil {
+		_ = s.http.Close()
+		return fmt.Errorf("shut down local API: %w", err)
+	}
+	return nil
+}
+
+// ServeHTTP applies what every request gets — the version header, the
+// browser check, the body cap, the request log — and dispatches.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	start := time.Now()
+	rec := &recorder{ResponseWriter: w}
+	defer func() {
+		args := []any{"method", r.Method, "path", r.URL.Path, "status", rec.status, "duration", time.Since(start)}
+		if rec.errMsg != "" {
+			args = append(args, "error", rec.errMsg)
+		}
+		s.log.Debug("request", args...)
+	}()
+	rec.Header().Set(api.VersionHeader, version.String())
+
+	// A browser adds Origin or Referer to what a web page sends; our
+	// clients never do. Refusing them keeps any page (cross-site requests,
+	// DNS rebinding through a local proxy) from driving the daemon.
+	for _, h := range []string{"Origin", "Referer"} {
+		if _, ok := r.Header[h]; ok {
+			s.writeError(rec, r, &apiError{http.StatusForbidden, api.CodeForbidden,
+				fmt.Sprintf("requests carrying a %s header (web browsers) are refused", h)})
+			return
+		}
+	}
+	// The original writer, not rec: net/http then knows to close the
+	// connection after a 413 instead of draining an oversized body.
+	r.Body = http.MaxBytesReader(w, r.Body, MaxBodyBytes)
+
+	if _, pattern := s.mux.Handler(r); pattern == "" {
+		s.noRoute(rec, r)
+		return
+	}
+	s.mux.ServeHTTP(rec, r)
+}
+
+// noRoute answers a request no pattern takes, in JSON like every other
+// error: 405 when the path exists for other methods, else 404.
+func (s *Server) noRoute(w http.ResponseWriter, r *http.Request) {
+	// The mux's fallback handler knows which of the two it is and, for
+	// 405, the allowed methods; run it into a scratch writer to find out.
+	h, _ := s.mux.Handler(r)
+	probe := &probeWriter{header: http.Header{}}
+	h.ServeHTTP(probe, r)
+	if probe.status == http.StatusMethodNotAllowed {
+		allow := probe.header.Get("Allow")
+		w.Header().Set("Allow", allow)
+		s.writeError(w, r, &apiError{http.StatusMethodNotAllowed, api.CodeInvalid,
+			fmt.Sprintf("method %s is not allowed on %s (allowed: %s)", r.Method, r.URL.Path, allow)})
+		return
+	}
+	s.writeError(w, r, &apiError{http.StatusNotFound, api.CodeNotFound,
+		fmt.Sprintf("no endpoint %s %s (the API is under /v1/)", r.Method, r.URL.Path)})
+}
+
+// handlerFunc is one endpoint: it returns the response body, or an error
+// that writeError maps to a status. A body of type reply sets the status.
+type handlerFunc func(r *http.Request) (any, error)
+
+// reply is a response body with a status other than 200.
+type reply struct {
+	status int
+	body   any
+}
+
+// endpoint adapts a handlerFunc to http.Handler.
+func (s *Server) endpoint(h handlerFunc) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		defer func() {
+			if v := recover(); v != nil {
+				if v == http.ErrAbortHandler {
+					panic(v)
+				}
+				s.log.Error("handler panic", "method", r.Method, "path", r.URL.Path, "panic", v, "stack", string(debug.Stack()))
+				s.writeError(w, r, errors.New("internal error (the daemon log has details)"))
+			}
+		}()
+		body, err := h(r)
+		if err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		status := http.StatusOK
+		if rp, ok := body.(reply); ok {
+			status, body = rp.status, rp.body
+		}
+		s.writeJSON(w, status, body)
+	})
+}
+
+// apiError is an error that already knows its status and code.
+type apiError struct {
+	status int
+	code   string
+	msg    string
+}
+
+func (e *apiError) Error() string { return e.msg }
+
+func badRequest(format string, args ...any) error {
+	return &apiError{http.StatusBadRequest, api.CodeInvalid, fmt.Sprintf(format, args...)}
+}
+
+func notFound(format string, args ...any) error {
+	return &apiError{http.StatusNotFound, api.CodeNotFound, fmt.Sprintf(format, args...)}
+}
+
+// writeError maps err to a status and an api.Error body.
+func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
+	var (
+		ae  *apiError
+		ve  *medallion.ValidationError
+		mbe *http.MaxBytesError
+	)
+	body := api.Error{Error: err.Error()}
+	status := http.StatusInternalServerError
+	switch {
+	case errors.As(err, &ae):
+		status, body.Code = ae.status, ae.code
+	case errors.As(err, &ve):
+		status, body.Code, body.Fields = http.StatusBadRequest, api.CodeInvalid, ve.Problems
+	case errors.As(err, &mbe):
+		status, body.Code = http.StatusRequestEntityTooLarge, api.CodeInvalid
+		body.Error = fmt.Sprintf("request body is larger than the %d MiB limit", MaxBodyBytes>>20)
+	case errors.Is(err, store.ErrNotFound):
+		status, body.Code = http.StatusNotFound, api.CodeNotFound
+	case errors.Is(err, store.ErrExists):
+		status, body.Code = http.StatusConflict, api.CodeExists
+	case errors.Is(err, store.ErrConflict):
+		status, body.Code = http.StatusConflict, api.CodeConflict
+	default:
+		body.Code = api.CodeInternal
+		if r.Context().Err() != nil {
+			// The client hung up; nobody reads this answer and it is not
+			// the daemon's fault.
+			s.log.Debug("request abandoned by client", "method", r.Method, "path", r.URL.Path, "error", err)
+		} else {
+			s.log.Error("request failed", "method", r.Method, "path", r.URL.Path, "error", err)
+		}
+	}
+	if rec, ok := w.(*recorder); ok {
+		rec.errMsg = body.Error
+	}
+	s.writeJSON(w, status, body)
+}
+
+func (s *Server) writeJSON(w http.ResponseWriter, status int, body any) {
+	h := w.Header()
+	h.Set("Content-Type", "application/json")
+	// Belt and braces against a browser ever rendering a response.
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("Cache-Control", "no-store")
+	w.WriteHeader(status)
+	if err := jsonEncode(w, body); err != nil {
+		s.log.Debug("write response", "error", err)
+	}
+}
+
+// recorder remembers the status and error message for the request log.
+type recorder struct {
+	http.ResponseWriter
+	status int
+	errMsg string
+}
+
+func (r *recorder) WriteHeader(status int) {
+	if r.status == 0 {
+		r.status = status
+	}
+	r.ResponseWriter.WriteHeader(status)
+}
+
+func (r *recorder) Write(b []byte) (int, error) {
+	if r.status == 0 {
+		r.status = http.StatusOK
+	}
+	return r.ResponseWriter.Write(b)
+}
+
+// Unwrap lets http.ResponseController reach the connection.
+func (r *recorder) Unwrap() http.ResponseWriter { return r.ResponseWriter }
+
+// probeWriter captures the status and headers of the mux's fallback
+// handler and discards its plain-text body.
+type probeWriter struct {
+	header http.Header
+	status int
+}
+
+func (p *probeWriter) Header() http.Header { return p.header }
+
+func (p *probeWriter) Write(b []byte) (int, error) {
+	if p.status == 0 {
+		p.status = http.StatusOK
+	}
+	return len(b), nil
+}
+
+func (p *probeWriter) WriteHeader(status int) {
+	if p.status == 0 {
+		p.status = status
+	}
+}
+
+// status answers GET /v1/status.
+func (s *Server) status(r *http.Request) (any, error) {
+	if err := onlyParams(r); err != nil {
+		return nil, err
+	}
+	n, err := s.cfg.Store.Count(r.Context())
+	if err != nil {
+		return nil, err
+	}
+	return api.Status{
+		Version:    version.String(),
+		PID:        os.Getpid(),
+		StartedAt:  medallion.FormatTime(s.cfg.StartedAt),
+		UptimeSec:  int64(time.Since(s.cfg.StartedAt) / time.Second),
+		DataDir:    s.cfg.DataDir,
+		Socket:     s.cfg.Socket,
+		Medallions: n,
+		StoreBytes: s.cfg.DiskUsage(),
+	}, nil
+}
+
+// quoteList renders names for messages: "a", "b".
+func quoteList(names []string) string {
+	q := make([]string, len(names))
+	for i, n := range names {
+		q[i] = fmt.Sprintf("%q", n)
+	}
+	return strings.Join(q, ", ")
+}
