@@ -1,0 +1,52 @@
+package main
+
+import (
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+// TestDeps keeps medallionctl a thin client: it must not link the store,
+// the watcher, the LLM client or the daemon's own packages. Only the daemon
+// opens Badger (it holds a directory lock), and a CLI that pulled them in
+// would be large, slow to start and one import away from opening the
+// database behind the daemon's back.
+func TestDeps(t *testing.T) {
+	goTool, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("go command not found")
+	}
+	cmd := exec.Command(goTool, "list", "-deps", "./cmd/medallionctl")
+	cmd.Dir = "../.." // the module root
+	out, err := cmd.Output()
+	if err != nil {
+		var stderr string
+		if ee, ok := err.(*exec.ExitError); ok {
+			stderr = string(ee.Stderr)
+		}
+		t.Fatalf("go list -deps: %v\n%s", err, stderr)
+	}
+	forbidden := []string{
+		"github.com/dgraph-io/badger",
+		"github.com/fsnotify/fsnotify",
+		"github.com/sashabaranov/go-openai",
+		"github.com/medallionhq/medallion/internal/store",
+		"github.com/medallionhq/medallion/internal/server",
+		"github.com/medallionhq/medallion/internal/daemon",
+	}
+	deps := strings.Fields(string(out))
+	if len(deps) == 0 {
+		t.Fatal("go list -deps printed nothing")
+	}
+	for _, dep := range deps {
+		for _, bad := range forbidden {
+			if dep == bad || strings.HasPrefix(dep, bad+"/") {
+				t.Errorf("medallionctl depends on %s; the CLI must reach the daemon through internal/client only", dep)
+			}
+		}
+	}
+	// Guard the guard: the list must be the real one.
+	if !strings.Contains(string(out), "github.com/medallionhq/medallion/internal/client\n") {
+		t.Errorf("go list -deps does not list internal/client; is it listing the right package?\n%s", out)
+	}
+}

@@ -1,0 +1,193 @@
+// Command medallionctl asks a running medalliond, over its Unix socket, about
+// its status and the medallions it stores, and stores medallions in it.
+//
+// It imports only the client, the API types and the medallion schema, never
+// the store, watcher or LLM code (deps_test.go guards that), so it stays a
+// small, fast binary that cannot open the daemon's database by mistake.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/medallionhq/medallion/internal/client"
+	"github.com/medallionhq/medallion/internal/paths"
+)
+
+// socketEnv names the environment variable that overrides the default
+// socket path, for scripts and for running several daemons side by side.
+const socketEnv = "MEDALLION_SOCKET"
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}
+
+// run executes one medallionctl command line and returns the process exit
+// code: 0 on success, 1 when the command failed, 2 on a usage error.
+func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	a := &app{stdin: stdin, stdout: stdout, stderr: stderr}
+	root := a.rootCommand()
+	root.SetArgs(args)
+	cmd, err := root.ExecuteContextC(ctx)
+	if err == nil {
+		return 0
+	}
+	fmt.Fprintf(stderr, "medallionctl: %v\n", err)
+	var ue usageError
+	if errors.As(err, &ue) {
+		fmt.Fprintf(stderr, "Run '%s --help' for usage.\n", cmd.CommandPath())
+		return 2
+	}
+	return 1
+}
+
+// app holds what every command shares: the standard streams and the global
+// flags.
+type app struct {
+	stdin          io.Reader
+	stdout, stderr io.Writer
+	socket         string
+}
+
+// usageError marks a command line that cannot be run as written, so run
+// exits 2 and points at --help.
+type usageError struct{ err error }
+
+func (e usageError) Error() string { return e.err.Error() }
+func (e usageError) Unwrap() error { return e.err }
+
+func usageErrorf(format string, args ...any) error {
+	return usageError{fmt.Errorf(format, args...)}
+}
+
+// exactArgs is cobra.ExactArgs with a usage error that names the missing
+// argument.
+func exactArgs(names ...string) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, args []string) error {
+		switch {
+		case len(args) < len(names):
+			return usageErrorf("%s needs %s", cmd.Name(), strings.Join(names[len(args):], " "))
+		case len(args) > len(names):
+			return usageErrorf("%s takes %d argument(s), got %d: %q", cmd.Name(), len(names), len(args), args)
+		}
+		return nil
+	}
+}
+
+func (a *app) rootCommand() *cobra.Command {
+	defaultSocket := os.Getenv(socketEnv)
+	if defaultSocket == "" {
+		defaultSocket = paths.Socket()
+	}
+	root := &cobra.Command{
+		Use:   "medallionctl",
+		Short: "Ask medalliond about the medallions it keeps",
+		Long: `medallionctl talks to medalliond, the background service that keeps
+medallions: structured, versioned save files that let a coding agent continue
+where the last session stopped (what is understood, decided and left open for
+one scope, such as a repo or a module).
+
+Every command except "schema" needs a running daemon. medallionctl reaches it
+over a Unix socket: --socket, else $` + socketEnv + `, else the default path
+under $XDG_RUNTIME_DIR (or the temp dir).
+
+Read commands print a table by default; -o json prints the API response.
+Errors go to stderr; the exit code is 0 on success, 1 on failure and 2 for a
+command line that cannot be run as written.`,
+		Example: `  medallionctl status --wait 10s
+  medallionctl list --node repo:muse
+  medallionctl show muse-project-state
+  medallionctl put -f medallion.json`,
+		SilenceErrors: true,
+		SilenceUsage:  true,
+		// cobra applies its default distance only on its own error path.
+		SuggestionsMinimumDistance: 2,
+		// Runnable so that an unknown command is a usage error rather than
+		// a help page with exit code 0.
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return nil
+			}
+			msg := fmt.Sprintf("unknown command %q", args[0])
+			if s := cmd.SuggestionsFor(args[0]); len(s) > 0 {
+				msg += fmt.Sprintf(" (did you mean %q?)", s[0])
+			}
+			return usageError{errors.New(msg)}
+		},
+		RunE: func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
+	}
+	root.SetIn(a.stdin)
+	root.SetOut(a.stdout)
+	root.SetErr(a.stderr)
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
+	root.PersistentFlags().StringVar(&a.socket, "socket", defaultSocket,
+		"`path` of medalliond's Unix socket ($"+socketEnv+" overrides the default)")
+	root.MarkPersistentFlagFilename("socket", "sock")
+
+	root.AddCommand(
+		a.statusCommand(),
+		a.listCommand(),
+		a.showCommand(),
+		a.historyCommand(),
+		a.putCommand(),
+		a.schemaCommand(),
+		a.versionCommand(),
+	)
+	return root
+}
+
+// client returns a client for the selected socket that warns once on stderr
+// when the daemon is a different build, which usually means it was not
+// restarted after an upgrade.
+func (a *app) client() *client.Client {
+	c := client.New(a.socket)
+	c.OnVersionMismatch = func(server, mine string) {
+		fmt.Fprintf(a.stderr, "medallionctl: warning: medalliond is version %s but medallionctl is %s; restart medalliond after upgrading\n", server, mine)
+	}
+	return c
+}
+
+// addOutputFlag registers -o/--output on cmd and returns where its value lands.
+func addOutputFlag(cmd *cobra.Command) *outputFormat {
+	o := outputTable
+	cmd.Flags().VarP(&o, "output", "o", "output `format`: table or json (the API response, indented)")
+	cmd.RegisterFlagCompletionFunc("output", func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
+		return []string{string(outputTable), string(outputJSON)}, cobra.ShellCompDirectiveNoFileComp
+	})
+	return &o
+}
+
+// outputFormat is the value of -o/--output.
+type outputFormat string
+
+const (
+	outputTable outputFormat = "table"
+	outputJSON  outputFormat = "json"
+)
+
+var _ pflag.Value = (*outputFormat)(nil)
+
+func (o *outputFormat) String() string { return string(*o) }
+func (o *outputFormat) Type() string   { return "format" }
+
+// Set accepts the known formats only, so a typo fails before any request.
+func (o *outputFormat) Set(s string) error {
+	switch f := outputFormat(strings.ToLower(s)); f {
+	case outputTable, outputJSON:
+		*o = f
+		return nil
+	}
+	return fmt.Errorf("must be table or json, not %q", s)
+}
