@@ -119,6 +119,10 @@ func (f *fakeDaemon) handler() http.Handler {
 			}
 			limit = n
 		}
+		if len(q["node"])+len(q["tag"]) == 0 {
+			f.reply(w, http.StatusBadRequest, &api.Error{Error: "give at least one node or tag", Code: api.CodeInvalid})
+			return
+		}
 		f.reply(w, http.StatusOK, &api.ListResponse{Medallions: f.list(q["node"], q["tag"], limit)})
 	})
 	mux.HandleFunc("GET /v1/medallions/{id}", func(w http.ResponseWriter, r *http.Request) {
@@ -168,9 +172,6 @@ func (f *fakeDaemon) list(nodes, tags []string, limit int) []*medallion.Medallio
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	out := []*medallion.Medallion{}
-	if len(nodes)+len(tags) == 0 {
-		return out
-	}
 	for _, vs := range f.versions {
 		m := vs[len(vs)-1]
 		ok := true
@@ -260,7 +261,7 @@ func (f *fakeDaemon) store(m *medallion.Medallion, pathID string) (int, any) {
 	if err := m.Validate(); err != nil {
 		var ve *medallion.ValidationError
 		errors.As(err, &ve)
-		return http.StatusBadRequest, &api.Error{Error: "invalid medallion", Code: api.CodeInvalid, Fields: ve.Problems}
+		return http.StatusBadRequest, &api.Error{Error: ve.Error(), Code: api.CodeInvalid, Fields: ve.Problems}
 	}
 	f.versions[m.Meta.MedallionID] = append(vs, m)
 	status := http.StatusOK

@@ -23,7 +23,8 @@ updated first.
 
 Medallions are found by scope: --node keeps those whose graph nodes include
 every node given (repeat it to require several); --tag keeps those that share
-at least one of the tags given. --limit caps how many are shown.
+at least one of the tags given; at least one --node or --tag is required.
+--limit caps how many are shown.
 
 Nothing found is not an error: a note goes to stderr and the exit code is 0.`,
 		Example: `  medallionctl list --node repo:muse
@@ -38,6 +39,11 @@ Nothing found is not an error: a note goes to stderr and the exit code is 0.`,
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
 		if limit <= 0 {
 			return usageErrorf("--limit must be at least 1 (got %d)", limit)
+		}
+		if len(nodes) == 0 && len(tags) == 0 {
+			// The daemon refuses an empty scope too: medallions are only
+			// ever found by scope, there is no "list everything".
+			return usageErrorf("list needs at least one --node or --tag (e.g. --node repo:muse)")
 		}
 		scope := medallion.Scope{GraphNodes: nodes, Tags: tags}
 		ms, err := a.client().List(cmd.Context(), scope, limit)
@@ -63,11 +69,8 @@ Nothing found is not an error: a note goes to stderr and the exit code is 0.`,
 	return cmd
 }
 
-// noneFound says what was searched, and how to search, when nothing matched.
+// noneFound says what was searched when nothing matched.
 func noneFound(s medallion.Scope) string {
-	if len(s.GraphNodes) == 0 && len(s.Tags) == 0 {
-		return "no medallions found: list finds medallions by scope, give --node or --tag (e.g. --node repo:NAME)"
-	}
 	var parts []string
 	for _, n := range s.GraphNodes {
 		parts = append(parts, "node "+n)

@@ -212,8 +212,6 @@ func TestListNothingFound(t *testing.T) {
 	}{
 		{"no match", []string{"list", "--node", "repo:nope", "--tag", "x"},
 			"no medallions found for node repo:nope, tag x\n"},
-		{"no scope", []string{"list"},
-			"no medallions found: list finds medallions by scope, give --node or --tag (e.g. --node repo:NAME)\n"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -576,7 +574,8 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"lst"}, "medallionctl: unknown command \"lst\" (did you mean \"list\"?)\nRun 'medallionctl --help' for usage.\n"},
 		{[]string{"list", "--bogus"}, "medallionctl: unknown flag: --bogus\nRun 'medallionctl list --help' for usage.\n"},
 		{[]string{"list", "-o", "yaml"}, "medallionctl: invalid argument \"yaml\" for \"-o, --output\" flag: must be table or json, not \"yaml\"\nRun 'medallionctl list --help' for usage.\n"},
-		{[]string{"list", "--limit", "0"}, "medallionctl: --limit must be at least 1 (got 0)\nRun 'medallionctl list --help' for usage.\n"},
+		{[]string{"list", "--tag", "x", "--limit", "0"}, "medallionctl: --limit must be at least 1 (got 0)\nRun 'medallionctl list --help' for usage.\n"},
+		{[]string{"list"}, "medallionctl: list needs at least one --node or --tag (e.g. --node repo:muse)\nRun 'medallionctl list --help' for usage.\n"},
 		{[]string{"list", "extra"}, "medallionctl: list takes 0 argument(s), got 1: [\"extra\"]\nRun 'medallionctl list --help' for usage.\n"},
 		{[]string{"show"}, "medallionctl: show needs ID\nRun 'medallionctl show --help' for usage.\n"},
 		{[]string{"show", "a", "b"}, "medallionctl: show takes 1 argument(s), got 2: [\"a\" \"b\"]\nRun 'medallionctl show --help' for usage.\n"},

@@ -96,6 +96,14 @@ func (e *APIError) Error() string {
 	if len(e.Body.Fields) == 0 {
 		return msg
 	}
+	// The server's message may already end with the fields joined on one
+	// line ("invalid medallion: a: x; b: y"); keep only the headline so each
+	// field is printed once, on its own line.
+	joined := make([]string, len(e.Body.Fields))
+	for i, f := range e.Body.Fields {
+		joined[i] = f.String()
+	}
+	msg = strings.TrimSuffix(msg, ": "+strings.Join(joined, "; "))
 	var b strings.Builder
 	b.WriteString(msg)
 	for _, f := range e.Body.Fields {

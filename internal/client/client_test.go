@@ -250,6 +250,17 @@ func TestAPIErrors(t *testing.T) {
 				"  meta.status: required (one of active, stale, superseded)",
 		},
 		{
+			name:   "fields already joined into the message are printed once",
+			status: 400, contentType: "application/json",
+			body: `{"error":"invalid medallion: meta.medallion_id: required; scope: needs at least one graph node or tag","code":"invalid","fields":[` +
+				`{"field":"meta.medallion_id","message":"required"},` +
+				`{"field":"scope","message":"needs at least one graph node or tag"}]}`,
+			wantCode: api.CodeInvalid, wantFields: 2,
+			wantText: "invalid medallion\n" +
+				"  meta.medallion_id: required\n" +
+				"  scope: needs at least one graph node or tag",
+		},
+		{
 			name:   "not found",
 			status: 404, contentType: "application/json",
 			body:     `{"error":"medallion \"nope\" not found","code":"not_found"}`,
