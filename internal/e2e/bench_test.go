@@ -1,0 +1,118 @@
+package e2e
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// daemon is a real medalliond started for a benchmark.
+type daemon struct {
+	cmd  *exec.Cmd
+	sock string
+	ctl  string
+}
+
+func startDaemon(tb testing.TB) *daemon {
+	tb.Helper()
+	dir, err := os.MkdirTemp("", "med")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { os.RemoveAll(dir) })
+	d := &daemon{sock: filepath.Join(dir, "s", "m.sock"), ctl: filepath.Join(binDir, "medallionctl")}
+	d.cmd = exec.Command(filepath.Join(binDir, "medalliond"), "run",
+		"--data-dir", filepath.Join(dir, "data"), "--socket", d.sock, "--log-level", "warn")
+	d.cmd.Env = append(os.Environ(), "HOME="+dir, "XDG_CONFIG_HOME="+filepath.Join(dir, "config"))
+	d.cmd.Stderr = os.Stderr
+	if err := d.cmd.Start(); err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() {
+		_ = d.cmd.Process.Signal(os.Interrupt)
+		_ = d.cmd.Wait()
+	})
+	if err := waitForSocket(d.ctl, d.sock); err != nil {
+		tb.Fatal(err)
+	}
+	return d
+}
+
+// reportLatencies adds median and p99 metrics; the README quotes medians.
+func reportLatencies(b *testing.B, d []time.Duration) {
+	if len(d) == 0 {
+		return
+	}
+	sort.Slice(d, func(i, j int) bool { return d[i] < d[j] })
+	b.ReportMetric(float64(d[len(d)/2].Microseconds())/1000, "median-ms")
+	b.ReportMetric(float64(d[len(d)*99/100].Microseconds())/1000, "p99-ms")
+}
+
+// BenchmarkCtlStatus measures the whole-process round trip of
+// `medallionctl status`: exec, dial, request, render, exit.
+func BenchmarkCtlStatus(b *testing.B) {
+	d := startDaemon(b)
+	lat := make([]time.Duration, 0, b.N)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		start := time.Now()
+		out, err := exec.Command(d.ctl, "--socket", d.sock, "status").CombinedOutput()
+		if err != nil {
+			b.Fatalf("status: %v: %s", err, out)
+		}
+		lat = append(lat, time.Since(start))
+	}
+	b.StopTimer()
+	reportLatencies(b, lat)
+}
+
+// BenchmarkDaemonIdleRSS starts the daemon, lets it settle for two seconds and
+// reports its resident set size (and peak) from /proc.
+func BenchmarkDaemonIdleRSS(b *testing.B) {
+	if _, err := os.Stat("/proc/self/status"); err != nil {
+		b.Skip("needs /proc")
+	}
+	var rss, hwm float64
+	for i := 0; i < b.N; i++ {
+		d := startDaemon(b)
+		time.Sleep(2 * time.Second) // idle on purpose: this measures the settled daemon
+		r, h, err := procMemory(d.cmd.Process.Pid)
+		if err != nil {
+			b.Fatal(err)
+		}
+		rss, hwm = r, h
+	}
+	b.ReportMetric(rss, "rss-MB")
+	b.ReportMetric(hwm, "peak-rss-MB")
+}
+
+// procMemory reads VmRSS and VmHWM (in MB) of pid.
+func procMemory(pid int) (rss, hwm float64, err error) {
+	f, err := os.Open(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0, 0, err
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		fields := strings.Fields(sc.Text())
+		if len(fields) < 2 {
+			continue
+		}
+		kb, _ := strconv.ParseFloat(fields[1], 64)
+		switch fields[0] {
+		case "VmRSS:":
+			rss = kb / 1024
+		case "VmHWM:":
+			hwm = kb / 1024
+		}
+	}
+	return rss, hwm, sc.Err()
+}

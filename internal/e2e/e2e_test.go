@@ -1,0 +1,172 @@
+// Package e2e drives the real medalliond and medallionctl binaries end to end:
+// it builds both once, then runs the txtar scripts in testdata/script with
+// github.com/rogpeppe/go-internal/testscript, each against its own daemon,
+// data dir and socket.
+package e2e
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/rogpeppe/go-internal/testscript"
+
+	"github.com/medallionhq/medallion/internal/medallion"
+)
+
+// binDir holds the freshly built binaries; set by TestMain.
+var binDir string
+
+func TestMain(m *testing.M) {
+	os.Exit(runMain(m))
+}
+
+func runMain(m *testing.M) int {
+	dir, err := os.MkdirTemp("", "medallion-e2e-bin")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer os.RemoveAll(dir)
+	if err := buildBinaries(dir); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	binDir = dir
+	return m.Run()
+}
+
+// buildBinaries compiles both commands into dir, with the race detector when
+// this test binary has it, so the end-to-end runs check the daemon too.
+func buildBinaries(dir string) error {
+	args := []string{"build", "-o", dir + string(os.PathSeparator)}
+	if raceEnabled {
+		args = append(args, "-race")
+	}
+	args = append(args, "github.com/medallionhq/medallion/cmd/medalliond", "github.com/medallionhq/medallion/cmd/medallionctl")
+	cmd := exec.Command(goTool(), args...)
+	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+	if err := cmd.Run(); err != nil {
+		return fmt.Errorf("build binaries: %w", err)
+	}
+	return nil
+}
+
+func goTool() string {
+	if p := filepath.Join(runtime.GOROOT(), "bin", "go"); fileExists(p) {
+		return p
+	}
+	return "go"
+}
+
+func fileExists(p string) bool { _, err := os.Stat(p); return err == nil }
+
+func TestScripts(t *testing.T) {
+	testscript.Run(t, testscript.Params{
+		Dir:   "testdata/script",
+		Setup: setupScript,
+		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
+			"jsonget": cmdJSONGet,
+			"later":   cmdLater,
+			"eq":      cmdEq,
+		},
+		RequireExplicitExec: true,
+	})
+}
+
+// setupScript gives each script the binaries on PATH, a private HOME and XDG
+// dirs inside $WORK, and a short socket path ($SOCK, also MEDALLION_SOCKET)
+// because sun_path is limited to ~104 bytes and $WORK can be longer.
+func setupScript(env *testscript.Env) error {
+	sockDir, err := os.MkdirTemp("", "med")
+	if err != nil {
+		return err
+	}
+	env.Defer(func() { os.RemoveAll(sockDir) })
+	sock := filepath.Join(sockDir, "s", "medallion.sock")
+	env.Setenv("PATH", binDir+string(os.PathListSeparator)+env.Getenv("PATH"))
+	env.Setenv("HOME", filepath.Join(env.WorkDir, "home"))
+	env.Setenv("XDG_CONFIG_HOME", filepath.Join(env.WorkDir, "home", ".config"))
+	env.Setenv("XDG_DATA_HOME", filepath.Join(env.WorkDir, "home", ".local", "share"))
+	env.Setenv("XDG_RUNTIME_DIR", sockDir)
+	env.Setenv("SOCK", sock)
+	env.Setenv("MEDALLION_SOCKET", sock)
+	return nil
+}
+
+// cmdJSONGet: jsonget FILE PATH VAR — sets $VAR to the value at the dotted
+// PATH (e.g. medallion.meta.version) of the JSON in FILE ("stdout" for the
+// last command's output).
+func cmdJSONGet(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 3 {
+		ts.Fatalf("usage: jsonget FILE PATH VAR")
+	}
+	var data string
+	if args[0] == "stdout" {
+		data = ts.ReadFile("stdout")
+	} else {
+		data = ts.ReadFile(args[0])
+	}
+	var v any
+	if err := json.Unmarshal([]byte(data), &v); err != nil {
+		ts.Fatalf("jsonget: %s is not JSON: %v", args[0], err)
+	}
+	for _, key := range strings.Split(args[1], ".") {
+		obj, ok := v.(map[string]any)
+		if !ok {
+			ts.Fatalf("jsonget: %s: %q is not inside an object", args[1], key)
+		}
+		if v, ok = obj[key]; !ok {
+			ts.Fatalf("jsonget: %s: no key %q", args[1], key)
+		}
+	}
+	s, ok := v.(string)
+	if !ok {
+		b, _ := json.Marshal(v)
+		s = string(b)
+	}
+	ts.Setenv(args[2], s)
+}
+
+// cmdLater: later A B — B is a strictly later RFC 3339 time than A.
+func cmdLater(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) != 2 {
+		ts.Fatalf("usage: later TIME_A TIME_B")
+	}
+	a, errA := medallion.ParseTime(args[0])
+	b, errB := medallion.ParseTime(args[1])
+	if errA != nil || errB != nil {
+		ts.Fatalf("later: bad times %q, %q", args[0], args[1])
+	}
+	if b.After(a) == neg {
+		ts.Fatalf("later: %s after %s is %v", args[1], args[0], b.After(a))
+	}
+}
+
+// cmdEq: eq A B — the two words are equal (after env expansion).
+func cmdEq(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) != 2 {
+		ts.Fatalf("usage: eq A B")
+	}
+	if (args[0] == args[1]) == neg {
+		ts.Fatalf("eq: %q vs %q", args[0], args[1])
+	}
+}
+
+// waitForSocket polls the socket until the daemon answers, for benchmarks.
+func waitForSocket(ctl, sock string) error {
+	deadline := time.Now().Add(20 * time.Second)
+	for time.Now().Before(deadline) {
+		if exec.Command(ctl, "--socket", sock, "status").Run() == nil {
+			return nil
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	return fmt.Errorf("daemon did not answer on %s", sock)
+}
