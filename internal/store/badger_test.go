@@ -229,18 +229,21 @@ func TestLargeMedallions(t *testing.T) {
 	}
 }
 
-// TestLatestForScopeMatchesBruteForce checks the index joins against a
-// direct evaluation of the matching rules over every stored medallion,
-// after random creates and scope-changing updates.
+// TestLatestForScopeMatchesBruteForce checks the planned index walks
+// against a direct evaluation of the matching rules over every stored
+// medallion, after random creates and scope-changing updates. Names are
+// drawn with a skew so that the planner meets long and short lists, and
+// some medallions carry scopes too big to copy into index entries.
 func TestLatestForScopeMatchesBruteForce(t *testing.T) {
-	s := openBadger(t, t.TempDir(), store.Options{})
+	dir := t.TempDir()
+	s := openBadger(t, dir, store.Options{})
 	ctx := context.Background()
 	rng := rand.New(rand.NewPCG(1, 2))
 	pick := func(prefix string, pool, max int) []string {
 		n := rng.IntN(max + 1)
 		var out []string
 		for len(out) < n {
-			v := fmt.Sprintf("%s%d", prefix, rng.IntN(pool))
+			v := fmt.Sprintf("%s%d", prefix, rng.IntN(1+rng.IntN(pool)))
 			if !slices.Contains(out, v) {
 				out = append(out, v)
 			}
@@ -250,6 +253,11 @@ func TestLatestForScopeMatchesBruteForce(t *testing.T) {
 	scope := func() medallion.Scope {
 		for {
 			sc := medallion.Scope{GraphNodes: pick("node:", 8, 3), Tags: pick("tag:", 5, 2)}
+			if rng.IntN(20) == 0 {
+				for i := range 100 {
+					sc.Tags = append(sc.Tags, fmt.Sprintf("filler-tag-with-a-long-name-%03d", i))
+				}
+			}
 			if len(sc.GraphNodes)+len(sc.Tags) > 0 {
 				return sc
 			}
@@ -330,5 +338,27 @@ func TestLatestForScopeMatchesBruteForce(t *testing.T) {
 		if !slices.Equal(got, want) {
 			t.Fatalf("query %d nodes=%q tags=%q limit=%d:\n got %q\nwant %q", i, q.GraphNodes, q.Tags, limit, got, want)
 		}
+	}
+
+	// The planner's list sizes, kept up to date on every write, equal
+	// both the stored scopes and a fresh count at Open.
+	wantSizes := map[string]int64{}
+	for _, m := range all {
+		for _, n := range m.Scope.GraphNodes {
+			wantSizes["n/"+n]++
+		}
+		for _, tag := range m.Scope.Tags {
+			wantSizes["t/"+tag]++
+		}
+	}
+	if got := store.ListSizes(s); !reflect.DeepEqual(got, wantSizes) {
+		t.Errorf("list sizes after writes:\n got %v\nwant %v", got, wantSizes)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s = openBadger(t, dir, store.Options{})
+	if got := store.ListSizes(s); !reflect.DeepEqual(got, wantSizes) {
+		t.Errorf("list sizes counted at Open:\n got %v\nwant %v", got, wantSizes)
 	}
 }

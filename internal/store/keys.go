@@ -15,16 +15,24 @@ import (
 //
 //	m/<id>                          → latest version, medallion JSON
 //	v/<id> 0x00 <version u64 BE>    → every version's JSON, the latest included
-//	n/<node> 0x00 <order> <id>      → graph-node index entry, empty value
-//	t/<tag> 0x00 <order> <id>       → tag index entry, empty value
+//	n/<node> 0x00 <order> <id>      → graph-node index entry → <scope>
+//	t/<tag> 0x00 <order> <id>       → tag index entry → <scope>
 //
 // <order> is the 12-byte inverted updated_at (seconds since the epoch with
 // the sign bit flipped, u64 BE, then nanoseconds u32 BE, every byte
 // complemented), so a forward scan of one node's or tag's entries yields
 // the newest medallion first, and equal instants come out by id ascending
-// because the id follows as plain bytes. Every index of every node and tag
-// therefore sorts by the same suffix, which is what lets LatestForScope
-// intersect and merge index scans with Seek instead of reading medallions.
+// because the id follows as plain bytes. Every node's and tag's entries
+// sort by this same suffix, so several lists merge in one pass.
+//
+// <scope> is a copy of the medallion's whole scope, "s" then 0x00 and, for
+// every node, "n" <node> 0x00 and, for every tag, "t" <tag> 0x00. It lets
+// LatestForScope walk one list and check the rest of a query against the
+// entry itself (see plan). A scope that would encode to more than
+// maxScopeValue bytes is stored as the single byte "x" instead, and the
+// query reads the medallion to check it: the copy is repeated in every
+// entry, so without the cap a medallion with thousands of tags would write
+// megabytes per version.
 //
 // The 0x00 separators are unambiguous: medallion.Validate rejects control
 // characters in nodes and tags, and ids are limited to [A-Za-z0-9._:-].
@@ -37,6 +45,10 @@ const (
 
 	sep       = 0x00
 	orderSize = 12
+
+	scopeInline   = 's'
+	scopeOverflow = 'x'
+	maxScopeValue = 2 << 10
 )
 
 func latestKey(id string) []byte {
@@ -78,22 +90,43 @@ func idFromSuffix(suffix []byte) string {
 	return string(suffix[orderSize:])
 }
 
-// indexKeys lists the index keys of m, which must be valid (its updated_at
-// parses).
-func indexKeys(m *medallion.Medallion) ([][]byte, error) {
+// indexEntries lists the index keys of m, which must be valid (its
+// updated_at parses), and the value every one of them holds.
+func indexEntries(m *medallion.Medallion) (keys [][]byte, value []byte, err error) {
 	updated, err := medallion.ParseTime(m.Meta.UpdatedAt)
 	if err != nil {
-		return nil, fmt.Errorf("index %s: updated_at: %w", m.Meta.MedallionID, err)
+		return nil, nil, fmt.Errorf("index %s: updated_at: %w", m.Meta.MedallionID, err)
 	}
 	suffix := orderSuffix(updated, m.Meta.MedallionID)
-	keys := make([][]byte, 0, len(m.Scope.GraphNodes)+len(m.Scope.Tags))
+	keys = make([][]byte, 0, len(m.Scope.GraphNodes)+len(m.Scope.Tags))
 	for _, n := range m.Scope.GraphNodes {
 		keys = append(keys, append(indexPrefix(prefixNode, n), suffix...))
 	}
 	for _, t := range m.Scope.Tags {
 		keys = append(keys, append(indexPrefix(prefixTag, t), suffix...))
 	}
-	return keys, nil
+	return keys, scopeValue(m.Scope), nil
+}
+
+// scopeValue encodes a scope for index values (see the key layout).
+func scopeValue(s medallion.Scope) []byte {
+	v := []byte{scopeInline, sep}
+	for _, n := range s.GraphNodes {
+		v = append(append(append(v, 'n'), n...), sep)
+	}
+	for _, t := range s.Tags {
+		v = append(append(append(v, 't'), t...), sep)
+	}
+	if len(v) > maxScopeValue {
+		return []byte{scopeOverflow}
+	}
+	return v
+}
+
+// scopeNeedle is what scopeValue holds for one node (kind 'n') or tag
+// ('t'), separators included, so bytes.Contains is an exact match.
+func scopeNeedle(kind byte, name string) []byte {
+	return append(append([]byte{sep, kind}, name...), sep)
 }
 
 // queryNames dedupes requested nodes or tags, keeping their order, and

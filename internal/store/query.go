@@ -1,0 +1,321 @@
+package store
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"runtime"
+	"slices"
+	"sync"
+	"sync/atomic"
+
+	badger "github.com/dgraph-io/badger/v4"
+
+	"github.com/medallionhq/medallion/internal/medallion"
+)
+
+// How LatestForScope plans a query.
+//
+// Every answer is in the list of any requested node, and in the union of
+// the requested tags' lists. The planner walks the shortest of these (by
+// listSizes) and checks each entry against the whole query using the scope
+// copy the entry holds (see the key layout), stopping after limit matches;
+// only then are those medallions read. A query thus reads at most the
+// shortest list, never every medallion.
+//
+// The first design intersected the lists with a leapfrog join (Seek each
+// list to the highest key among them). On Badger a Seek costs about 15
+// times a Next, as it merges every level of the tree, and a leapfrog step
+// seeks once per list: one node (~200 entries) with one tag (~4,000) over
+// 100k medallions took 1.5 ms, where walking the node's list takes about
+// 0.1 ms (bench_test.go). Walking the shorter list is never worse by more
+// than the length of that list.
+
+// listSizes counts the index entries of every node and tag, keyed by the
+// index prefix, so the planner can pick the shortest list. It is built by
+// one key-only pass at Open and kept up to date after each commit; a
+// query that runs during a commit may see the count from just before it,
+// which only affects which list is walked, never the answer.
+type listSizes struct {
+	mu sync.Mutex
+	n  map[string]int64
+}
+
+// load counts the entries under the node and tag prefixes. Keys of one
+// name are adjacent, so counting runs avoids a map update per key.
+func (l *listSizes) load(txn *badger.Txn) {
+	l.n = make(map[string]int64)
+	for _, kind := range []string{prefixNode, prefixTag} {
+		prefix := []byte(kind)
+		it := txn.NewIterator(badger.IteratorOptions{Prefix: prefix})
+		var run []byte
+		var count int64
+		for it.Seek(prefix); it.ValidForPrefix(prefix); it.Next() {
+			k := it.Item().Key()
+			name := k[:bytes.IndexByte(k[len(prefix):], sep)+len(prefix)+1]
+			if !bytes.Equal(name, run) {
+				if count > 0 {
+					l.n[string(run)] = count
+				}
+				run, count = append(run[:0], name...), 0
+			}
+			count++
+		}
+		if count > 0 {
+			l.n[string(run)] = count
+		}
+		it.Close()
+	}
+}
+
+// add counts the index entries of m, delta times.
+func (l *listSizes) add(m *medallion.Medallion, delta int64) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, names := range []struct {
+		kind string
+		list []string
+	}{{prefixNode, m.Scope.GraphNodes}, {prefixTag, m.Scope.Tags}} {
+		for _, name := range names.list {
+			k := string(indexPrefix(names.kind, name))
+			if l.n[k] += delta; l.n[k] <= 0 {
+				delete(l.n, k)
+			}
+		}
+	}
+}
+
+func (l *listSizes) get(prefix []byte) int64 {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.n[string(prefix)]
+}
+
+// plan is how one query runs: the lists to walk (merged when several) and
+// the rule every entry is checked against.
+type plan struct {
+	walk      [][]byte // index prefixes
+	nodes     []string // all required
+	tags      []string // any required; none means any tags
+	nodeNeeds [][]byte // scopeNeedle of each node
+	tagNeeds  [][]byte // scopeNeedle of each tag
+}
+
+func (b *Badger) plan(nodes, tags []string) plan {
+	p := plan{nodes: nodes, tags: tags}
+	for _, n := range nodes {
+		p.nodeNeeds = append(p.nodeNeeds, scopeNeedle('n', n))
+	}
+	for _, t := range tags {
+		p.tagNeeds = append(p.tagNeeds, scopeNeedle('t', t))
+	}
+	var shortest []byte
+	nodeCost := int64(-1)
+	for _, n := range nodes {
+		prefix := indexPrefix(prefixNode, n)
+		if c := b.sizes.get(prefix); nodeCost < 0 || c < nodeCost {
+			shortest, nodeCost = prefix, c
+		}
+	}
+	var tagCost int64
+	var tagPrefixes [][]byte
+	for _, t := range tags {
+		prefix := indexPrefix(prefixTag, t)
+		tagCost += b.sizes.get(prefix)
+		tagPrefixes = append(tagPrefixes, prefix)
+	}
+	if len(nodes) > 0 && (len(tags) == 0 || nodeCost <= tagCost) {
+		p.walk = [][]byte{shortest}
+	} else {
+		p.walk = tagPrefixes
+	}
+	return p
+}
+
+// matchValue checks an inline scope copy against the query.
+func (p *plan) matchValue(v []byte) bool {
+	for _, n := range p.nodeNeeds {
+		if !bytes.Contains(v, n) {
+			return false
+		}
+	}
+	if len(p.tagNeeds) == 0 {
+		return true
+	}
+	for _, t := range p.tagNeeds {
+		if bytes.Contains(v, t) {
+			return true
+		}
+	}
+	return false
+}
+
+// matchScope checks a stored scope against the query, for entries whose
+// scope was too big to copy.
+func (p *plan) matchScope(s medallion.Scope) bool {
+	for _, n := range p.nodes {
+		if !slices.Contains(s.GraphNodes, n) {
+			return false
+		}
+	}
+	if len(p.tags) == 0 {
+		return true
+	}
+	for _, t := range p.tags {
+		if slices.Contains(s.Tags, t) {
+			return true
+		}
+	}
+	return false
+}
+
+// LatestForScope answers from the node and tag indexes (see plan): it
+// walks the shortest requested list, newest first, checks each entry's
+// scope copy, and stops after limit matches.
+func (b *Badger) LatestForScope(ctx context.Context, scope medallion.Scope, limit int) ([]*medallion.Medallion, error) {
+	if err := b.begin(ctx); err != nil {
+		return nil, fmt.Errorf("latest for scope: %w", err)
+	}
+	defer b.mu.RUnlock()
+	out := []*medallion.Medallion{}
+	nodes, droppedNode := queryNames(scope.GraphNodes)
+	tags, _ := queryNames(scope.Tags)
+	// A dropped node can match nothing, so neither can the whole query;
+	// requested tags that were all dropped likewise, since an empty tag
+	// list would otherwise mean "any tags".
+	if limit <= 0 || droppedNode || (len(scope.Tags) > 0 && len(tags) == 0) || (len(nodes) == 0 && len(tags) == 0) {
+		return out, nil
+	}
+	p := b.plan(nodes, tags)
+	var hits []hit
+	err := b.db.View(func(txn *badger.Txn) error {
+		var cur cursor
+		if len(p.walk) == 1 {
+			cur = newIndexCursor(txn, p.walk[0])
+		} else {
+			lists := make([]cursor, len(p.walk))
+			for i, prefix := range p.walk {
+				lists[i] = newIndexCursor(txn, prefix)
+			}
+			cur = newUnionCursor(lists)
+		}
+		defer cur.close()
+
+		hits = make([]hit, 0, min(limit, 64))
+		for ; cur.valid() && len(hits) < limit; cur.next() {
+			var match, overflow bool
+			err := cur.item().Value(func(v []byte) error {
+				overflow = len(v) == 1 && v[0] == scopeOverflow
+				match = !overflow && p.matchValue(v)
+				return nil
+			})
+			if err != nil {
+				return err
+			}
+			h := hit{id: idFromSuffix(cur.key())}
+			if overflow {
+				if h.m, err = b.indexed(txn, h.id); err != nil {
+					return err
+				}
+				match = p.matchScope(h.m.Scope)
+			}
+			if match {
+				hits = append(hits, h)
+			}
+		}
+		// Copy the JSON out now (Badger's buffers die with the txn) and
+		// decode after it, in parallel.
+		for i := range hits {
+			if hits[i].m != nil {
+				continue
+			}
+			item, err := txn.Get(latestKey(hits[i].id))
+			if errors.Is(err, badger.ErrKeyNotFound) {
+				// Index entries and m/ keys are written in one
+				// transaction, so this is corruption, not a race.
+				return fmt.Errorf("index names %s but it is not stored", hits[i].id)
+			}
+			if err != nil {
+				return err
+			}
+			if hits[i].raw, err = item.ValueCopy(nil); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err == nil {
+		err = decodeHits(hits)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("latest for scope: %w", err)
+	}
+	for _, h := range hits {
+		out = append(out, h.m)
+	}
+	return out, nil
+}
+
+// hit is one medallion in a query's answer: its id, its JSON, and once
+// decoded, the medallion.
+type hit struct {
+	id  string
+	raw []byte
+	m   *medallion.Medallion
+}
+
+// decodeHits decodes the hits' JSON on up to GOMAXPROCS goroutines.
+// Decoding is most of a query's time (about 15 µs per 1.5 KB medallion
+// with encoding/json, against 3 µs to find and read it), and an agent
+// waits on the query, so spreading it over idle cores cuts the latency.
+func decodeHits(hits []hit) error {
+	var todo []int
+	for i, h := range hits {
+		if h.m == nil {
+			todo = append(todo, i)
+		}
+	}
+	errs := make([]error, len(hits))
+	var next atomic.Int64
+	work := func() {
+		for {
+			n := int(next.Add(1)) - 1
+			if n >= len(todo) {
+				return
+			}
+			h := &hits[todo[n]]
+			m := new(medallion.Medallion)
+			if err := json.Unmarshal(h.raw, m); err != nil {
+				errs[todo[n]] = fmt.Errorf("decode %s: %w", h.id, err)
+				continue
+			}
+			h.m, h.raw = m, nil
+		}
+	}
+	// Below a few medallions a goroutine costs more than it saves.
+	helpers := min(runtime.GOMAXPROCS(0), len(todo)/parallelDecodeMin) - 1
+	var wg sync.WaitGroup
+	for range max(helpers, 0) {
+		wg.Go(work)
+	}
+	work()
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+// parallelDecodeMin is how many medallions each decoding goroutine gets
+// at least.
+const parallelDecodeMin = 3
+
+// indexed reads the latest version of a medallion an index entry names.
+func (b *Badger) indexed(txn *badger.Txn, id string) (*medallion.Medallion, error) {
+	m, err := getLatest(txn, id)
+	if err == nil && m == nil {
+		// Index entries and m/ keys are written in one transaction, so
+		// this is corruption, not a race.
+		err = fmt.Errorf("index names %s but it is not stored", id)
+	}
+	return m, err
+}
