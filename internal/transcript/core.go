@@ -1,0 +1,113 @@
+package transcript
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+)
+
+// core holds what every adapter shares: options, counters and the splitting
+// of a line into JSON records.
+type core struct {
+	opts  Options
+	stats Stats
+}
+
+func newCore(opts Options) core {
+	return core{
+		opts:  opts.withDefaults(),
+		stats: Stats{Events: map[Kind]int{}, Skipped: map[string]int{}},
+	}
+}
+
+// Stats returns a copy of the counts so far.
+func (c *core) Stats() Stats { return c.stats.clone() }
+
+func (c *core) skip(pos Position, reason string) {
+	c.stats.Skipped[reason]++
+	if c.opts.OnSkip != nil {
+		c.opts.OnSkip(pos, reason)
+	}
+}
+
+func (c *core) counted(events []Event) []Event {
+	for i := range events {
+		c.stats.Events[events[i].Kind]++
+	}
+	return events
+}
+
+// bound applies the text limit that fits e's kind.
+func (c *core) bound(e *Event, text string) {
+	max := c.opts.MaxText
+	switch e.Kind {
+	case KindUserPrompt, KindAssistantMessage, KindCompactionSummary, KindPlanUpdate:
+		if !e.Boilerplate {
+			max = c.opts.MaxMessageText
+		}
+	}
+	e.Text, e.TextBytes = boundText(text, max)
+}
+
+// eachRecord splits line into JSON records and hands each object to fn
+// with its index in the line. Most lines hold one object; a few real files
+// have two glued together ("}{"). A line that is not JSON, or garbage after
+// the last record, is counted, never fatal.
+func (c *core) eachRecord(line []byte, pos Position, fn func(raw []byte, index int)) {
+	c.stats.Lines++
+	i := skipSpace(line, 0)
+	if i == len(line) {
+		c.skip(pos, "empty_line")
+		return
+	}
+	for index := 0; i < len(line); index++ {
+		end, err := skipValue(line, i)
+		if err != nil {
+			if index == 0 {
+				c.skip(pos, "invalid_json")
+			} else {
+				c.skip(pos, "trailing_garbage")
+			}
+			return
+		}
+		c.stats.Records++
+		if line[i] == '{' {
+			fn(line[i:end], index)
+		} else {
+			c.skip(pos, "not_object")
+		}
+		i = skipSpace(line, end)
+	}
+}
+
+// decode unmarshals raw into v with encoding/json. A field of an unexpected
+// type only loses that field, so it is counted and the record is still used;
+// JSON that the lenient splitter let through but encoding/json rejects
+// (a bad escape or number) loses the record.
+func (c *core) decode(raw []byte, v any, pos Position) bool {
+	err := json.Unmarshal(raw, v)
+	if err == nil {
+		return true
+	}
+	var syn *json.SyntaxError
+	if errors.As(err, &syn) {
+		c.skip(pos, "invalid_json")
+		return false
+	}
+	c.skip(pos, "field_type_mismatch")
+	return true
+}
+
+// topLevelType reports whether raw, a single JSON object, has the key/value
+// pair `"type":"<typ>"` at its top level, without decoding it. It lets the
+// adapters drop the most frequent noise records (Claude Code progress, Codex
+// token counts) cheaply. The pair cannot sit inside a string (its quotes
+// would be escaped there), and no '{' or '[' before it means it is not in a
+// nested value; glued lines ("}{") are left to the full decoder.
+func topLevelType(raw []byte, pattern []byte) bool {
+	i := bytes.Index(raw, pattern)
+	if i <= 0 || bytes.ContainsAny(raw[1:i], "{[") {
+		return false
+	}
+	return !bytes.Contains(raw, []byte("}{")) && !bytes.Contains(raw, []byte("} {"))
+}

@@ -1,0 +1,218 @@
+package transcript
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+)
+
+// boundText cuts s to at most max bytes, keeping its head and tail (the tail
+// of a tool output is usually where the error is) around a marker, and
+// replaces long base64 runs. It returns the text and, when it changed s, the
+// original size.
+func boundText(s string, max int) (string, int) {
+	orig := len(s)
+	if len(s) > max {
+		marker := fmt.Sprintf("\n…[%d bytes elided]…\n", len(s)-max)
+		keep := max - len(marker)
+		head := keep / 2
+		tail := keep - head
+		for head > 0 && !utf8.RuneStart(s[head]) {
+			head--
+		}
+		start := len(s) - tail
+		for start < len(s) && !utf8.RuneStart(s[start]) {
+			start++
+		}
+		s = s[:head] + marker + s[start:]
+	}
+	s = scrubBase64(s)
+	if len(s) == orig {
+		return s, 0
+	}
+	return s, orig
+}
+
+// minBase64Run is the shortest run of base64 characters treated as binary
+// data. Prose, code and paths never have 512 characters without a space or
+// punctuation; hashes and ids are far shorter.
+const minBase64Run = 512
+
+var base64Chars = func() (t [256]bool) {
+	for c := 'A'; c <= 'Z'; c++ {
+		t[c] = true
+	}
+	for c := 'a'; c <= 'z'; c++ {
+		t[c] = true
+	}
+	for c := '0'; c <= '9'; c++ {
+		t[c] = true
+	}
+	for _, c := range "+/=-_" {
+		t[c] = true
+	}
+	return t
+}()
+
+// scrubBase64 replaces every run of at least minBase64Run base64 characters
+// with a placeholder, so that images and other blobs pasted into outputs
+// never reach the store or a curation prompt.
+func scrubBase64(s string) string {
+	if len(s) < minBase64Run {
+		return s
+	}
+	var b strings.Builder
+	last, run := 0, 0
+	for i := 0; i <= len(s); i++ {
+		if i < len(s) && base64Chars[s[i]] {
+			run++
+			continue
+		}
+		if run >= minBase64Run {
+			if b.Len() == 0 {
+				b.Grow(len(s))
+			}
+			b.WriteString(s[last : i-run])
+			fmt.Fprintf(&b, "[binary data: %s]", byteSize(run))
+			last = i
+		}
+		run = 0
+	}
+	if last == 0 {
+		return s
+	}
+	b.WriteString(s[last:])
+	return b.String()
+}
+
+// imagePlaceholder describes an image of n base64 characters.
+func imagePlaceholder(mediaType string, n int) string {
+	if mediaType == "" {
+		mediaType = "image"
+	}
+	return fmt.Sprintf("[image: %s, %s]", mediaType, byteSize(n*3/4))
+}
+
+// byteSize renders n bytes for humans.
+func byteSize(n int) string {
+	switch {
+	case n < 1<<10:
+		return strconv.Itoa(n) + " B"
+	case n < 1<<20:
+		return strconv.Itoa((n+1<<10-1)>>10) + " KB"
+	default:
+		return strconv.FormatFloat(float64(n)/(1<<20), 'f', 1, 64) + " MB"
+	}
+}
+
+// dataURLPlaceholder describes a data: URL without keeping its payload.
+func dataURLPlaceholder(u string) string {
+	if rest, ok := strings.CutPrefix(u, "data:"); ok {
+		media, data, _ := strings.Cut(rest, ",")
+		media, _, _ = strings.Cut(media, ";")
+		return imagePlaceholder(media, len(data))
+	}
+	if len(u) > 200 {
+		u = u[:200]
+	}
+	return "[image: " + u + "]"
+}
+
+// hashID returns prefix followed by a short hash of parts. 64 bits are ample:
+// ids only need to be unique within one user's transcripts.
+func hashID(prefix string, parts ...string) string {
+	h := sha256.New()
+	for _, p := range parts {
+		h.Write([]byte(p))
+		h.Write([]byte{0})
+	}
+	var sum [sha256.Size]byte
+	return prefix + hex.EncodeToString(h.Sum(sum[:0])[:8])
+}
+
+// positionID derives an id for a record that carries none of its own from
+// where it sits: the same bytes at the same place give the same id.
+func positionID(prefix string, pos Position, index, n int) string {
+	file := pos.File
+	if file == "" {
+		file = pos.Path
+	}
+	return hashID(prefix+"pos:", file, strconv.FormatInt(pos.Offset, 10), strconv.Itoa(index), strconv.Itoa(n))
+}
+
+// parseTime parses a transcript timestamp; a missing or malformed one gives
+// the zero time, since order comes from file position anyway.
+func parseTime(s string) time.Time {
+	if s == "" {
+		return time.Time{}
+	}
+	t, err := time.Parse(time.RFC3339Nano, s)
+	if err != nil {
+		return time.Time{}
+	}
+	return t.UTC()
+}
+
+// joinNonEmpty joins the non-empty parts with sep.
+func joinNonEmpty(sep string, parts ...string) string {
+	var b strings.Builder
+	for _, p := range parts {
+		if p == "" {
+			continue
+		}
+		if b.Len() > 0 {
+			b.WriteString(sep)
+		}
+		b.WriteString(p)
+	}
+	return b.String()
+}
+
+// firstNonEmpty returns the first non-empty value.
+func firstNonEmpty(values ...string) string {
+	for _, v := range values {
+		if v != "" {
+			return v
+		}
+	}
+	return ""
+}
+
+// appendUnique appends the non-empty values of add that dst lacks.
+func appendUnique(dst []string, add ...string) []string {
+	for _, a := range add {
+		if a != "" && !contains(dst, a) {
+			dst = append(dst, a)
+		}
+	}
+	return dst
+}
+
+func contains(list []string, s string) bool {
+	for _, v := range list {
+		if v == s {
+			return true
+		}
+	}
+	return false
+}
+
+// parseExitCode reads a decimal, possibly negative, integer at the start of s.
+func parseExitCode(s string) (int, bool) {
+	end := 0
+	if end < len(s) && s[end] == '-' {
+		end++
+	}
+	for end < len(s) && s[end] >= '0' && s[end] <= '9' {
+		end++
+	}
+	n, err := strconv.Atoi(s[:end])
+	return n, err == nil
+}
+
+func boolPtr(b bool) *bool { return &b }
+func intPtr(n int) *int    { return &n }
