@@ -19,6 +19,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"reflect"
 	"slices"
 	"sync"
@@ -595,6 +596,7 @@ func testScopeQueries(t *testing.T, open Factory) {
 		{"unknown tag", nil, []string{"nope"}, 10, []string{}},
 		{"node with unknown tag", []string{"repo:muse"}, []string{"nope"}, 10, []string{}},
 		{"limit honoured", []string{"repo:muse"}, nil, 2, []string{"g", "e"}},
+		{"huge limit", []string{"repo:muse"}, nil, math.MaxInt, []string{"g", "e", "f", "b", "a"}},
 		{"limit honoured with tags", nil, []string{"project_state", "refactor"}, 3, []string{"g", "f", "d"}},
 		{"limit inside a tie", []string{"repo:muse"}, []string{"other_tag", "refactor"}, 2, []string{"g", "e"}},
 		{"empty scope", nil, nil, 10, []string{}},
