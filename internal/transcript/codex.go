@@ -301,7 +301,9 @@ func (p *Codex) record(out []Event, r *cxRecord, pos Position, index int) []Even
 		e := p.base(r, pos, index)
 		e.ID = positionID("cx:", pos, index, 0)
 		e.Kind = KindCompactionSummary
-		p.bound(&e, pl.Message)
+		// Remote compaction keeps the summary encrypted; the event still
+		// marks where the context was cut.
+		p.bound(&e, firstNonEmpty(pl.Message, "context compacted (no summary recorded)"))
 		return append(out, e)
 	case "":
 		p.skip(pos, "unknown_type:<none>")

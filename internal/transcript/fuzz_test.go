@@ -1,0 +1,49 @@
+package transcript
+
+import (
+	"encoding/json"
+	"testing"
+	"unicode/utf8"
+)
+
+// FuzzParseLine feeds arbitrary lines to every parser: none may panic, the
+// same bytes must give the same events, and every event must keep the
+// model's promises. Seeds live in testdata/fuzz/FuzzParseLine (lines taken
+// from our fixtures: glued records, images, Codex twins, junk).
+func FuzzParseLine(f *testing.F) {
+	f.Add([]byte(`{"type":"user","sessionId":"s","uuid":"u","message":{"role":"user","content":"hi"}}`))
+	f.Add([]byte(`{"timestamp":"2026-03-02T10:15:00Z","type":"event_msg","payload":{"type":"user_message","message":"hi"}}`))
+	f.Add([]byte(`{"kind":"tool_result","exit_code":1,"text":"boom"}`))
+	opts := Options{MaxText: 300, MaxMessageText: 600}
+	f.Fuzz(func(t *testing.T, line []byte) {
+		for _, format := range Formats {
+			p1, _ := New(format, opts)
+			p2, _ := New(format, opts)
+			pos := Position{File: "fuzz", Path: "/x/rollout-2026-01-01T00-00-00-019c9a10-1111-7aaa-8bbb-0123456789ab.jsonl", Offset: 7}
+			a := p1.ParseLine(line, pos)
+			b := p2.ParseLine(line, pos)
+			if len(a) != len(b) {
+				t.Fatalf("%s: %d events, then %d", format, len(a), len(b))
+			}
+			for i := range a {
+				e := &a[i]
+				if e.ID == "" || e.ID != b[i].ID || !e.Kind.Valid() || e.Agent == "" {
+					t.Fatalf("%s: event %d: id %q/%q kind %q agent %q", format, i, e.ID, b[i].ID, e.Kind, e.Agent)
+				}
+				if len(e.Text) > opts.MaxMessageText || !utf8.ValidString(e.Text) {
+					t.Fatalf("%s: text of %d bytes, valid UTF-8 %v", format, len(e.Text), utf8.ValidString(e.Text))
+				}
+				if n := longestBase64Run(e.Text); n >= minBase64Run {
+					t.Fatalf("%s: %d bytes of base64 kept", format, n)
+				}
+				if _, err := json.Marshal(e); err != nil {
+					t.Fatalf("%s: event does not marshal: %v", format, err)
+				}
+			}
+			st := p1.Stats()
+			if st.Lines != 1 || st.TotalEvents() != len(a) {
+				t.Fatalf("%s: stats %+v for %d events", format, st, len(a))
+			}
+		}
+	})
+}
