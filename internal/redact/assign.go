@@ -55,7 +55,11 @@ func (sc *scanner) separator(i int) int {
 			end = i + 2
 		}
 	}
-	flags, ok := secretName(nameBefore(s, i))
+	name, letters := nameBefore(s, i)
+	if !mayBeSecretName(letters) {
+		return 0 // the common case: "type":, "content":, x = 1
+	}
+	flags, ok := secretName(name)
 	if !ok {
 		return 0
 	}
@@ -63,31 +67,55 @@ func (sc *scanner) separator(i int) int {
 	return sc.value(flags, end, strict)
 }
 
-// nameBefore returns the name that ends just before the separator at s[i]:
-// spaces and a closing quote (JSON-escaped or not) may sit in between.
-func nameBefore(s string, i int) string {
+// nameBefore returns the name that ends just before the separator at s[i]
+// (spaces and a closing quote, JSON-escaped or not, may sit in between),
+// and the set of letters in it, as bits 1<<(letter-'a').
+func nameBefore(s string, i int) (string, uint32) {
 	b := i
 	for k := 0; k < 2 && b > 0 && (s[b-1] == ' ' || s[b-1] == '\t'); k++ {
 		b--
 	}
 	if b > 0 && (s[b-1] == '"' || s[b-1] == '\'' || s[b-1] == '`') {
 		b--
-		if b > 0 && s[b-1] == '\\' {
-			b--
+		for k := 0; k < 8 && b > 0 && s[b-1] == '\\'; k++ {
+			b-- // the quote was escaped, maybe more than once
 		}
 	}
 	e := b
+	var letters uint32
 	for b > 0 && e-b < maxName {
 		c := s[b-1]
-		if c == '.' {
-			break // config.password, self.token; and auth.ts:9: is a file
-		}
-		if class[c]&cAlnum == 0 && c != '_' && c != '-' {
-			break
+		k := class[c]
+		if k&cAlpha != 0 {
+			letters |= 1 << ((c | 0x20) - 'a')
+		} else if k&cDigit == 0 && c != '_' && c != '-' {
+			break // also at '.': config.password, self.token; auth.ts:9: is a file
 		}
 		b--
 	}
-	return s[b:e]
+	return s[b:e], letters
+}
+
+// secretWordLetters holds, for each word hasSecretWord looks for, the set
+// of its letters: a name that lacks a letter of every word cannot hold one.
+var secretWordLetters = func() (sets [9]uint32) {
+	for i, w := range []string{"secret", "token", "passw", "pwd", "privatekey", "apikey", "accesskey", "auth", "credential"} {
+		for _, c := range w {
+			sets[i] |= 1 << (c - 'a')
+		}
+	}
+	return sets
+}()
+
+// mayBeSecretName is a cheap test on the letters of a name that rules out
+// most names before secretName looks at them.
+func mayBeSecretName(letters uint32) bool {
+	for _, set := range secretWordLetters {
+		if letters&set == set {
+			return true
+		}
+	}
+	return false
 }
 
 // Flags of a secret name that change how its value is read.
@@ -234,30 +262,34 @@ func (sc *scanner) value(flags uint8, v int, strict bool) int {
 	return ve
 }
 
-// valueSpan returns the value at s[v:]: the inside of a quoted string
-// (also a JSON-escaped \"…\" one) on one line, or else the bytes up to the
-// first space, quote, backslash or ",;)]}&|".
+// valueSpan returns the value at s[v:]: the inside of a quoted string on
+// one line — the quote may be escaped once or more, as in a transcript
+// line (\"…\") or a JSON string inside one (\\\"…\\\") — or else the bytes
+// up to the first space, quote, backslash or ",;)]}&|".
 func valueSpan(s string, v int) (start, end int, quoted bool) {
 	n := len(s)
-	limit := min(n, v+maxValue+2)
-	switch c := s[v]; {
-	case c == '\\' && v+1 < n && s[v+1] == '"':
-		if k := strings.Index(s[v+2:limit], `\"`); k >= 0 {
-			return v + 2, v + 2 + k, true
-		}
-		v += 2
-	case c == '"' || c == '\'' || c == '`':
-		for e := v + 1; e < limit; e++ {
-			switch s[e] {
-			case c:
-				if s[e-1] != '\\' {
-					return v + 1, e, true
+	if v >= n {
+		return v, v, false
+	}
+	limit := min(n, v+maxValue+16)
+	q := v
+	for q < n && q-v < 8 && s[q] == '\\' {
+		q++
+	}
+	if q < n && (s[q] == '"' || s[q] == '\'' || s[q] == '`') {
+		c := s[q]
+		if q > v {
+			if k := strings.Index(s[q+1:limit], s[v:q+1]); k >= 0 {
+				return q + 1, q + 1 + k, true
+			}
+		} else {
+			for e := q + 1; e < limit && s[e] != '\n'; e++ {
+				if s[e] == c && s[e-1] != '\\' {
+					return q + 1, e, true
 				}
-			case '\n':
-				e = limit
 			}
 		}
-		v++
+		v = q + 1
 	}
 	e := v
 	for e < limit && (class[s[e]]&cStop == 0 || s[e] == '&' && !queryNext(s, e+1)) {

@@ -54,9 +54,6 @@ var idNames = []string{
 // highEntropy redacts the run s[i:j] (byte classes acc) when it looks like
 // random key material, and returns where scanning resumes.
 func (sc *scanner) highEntropy(i, j int, acc uint8) int {
-	if i > 0 && sc.s[i-1] == '\\' {
-		i = escapeEnd(sc.s, i) // "\n" before a UUID is no part of it
-	}
 	if !sc.entropy || j-i < minEntropyLen || j-i > maxEntropyLen ||
 		acc&cDigit == 0 || acc&cAlpha == 0 || acc&cNotHex == 0 {
 		return j
@@ -172,7 +169,8 @@ func idName(s string, i int) bool {
 		return false
 	}
 	var buf [maxName]byte
-	n := lowerAlnum(buf[:0], nameBefore(s, b-1))
+	name, _ := nameBefore(s, b-1)
+	n := lowerAlnum(buf[:0], name)
 	for _, sfx := range idNames {
 		if hasSuffix(n, sfx) {
 			return true

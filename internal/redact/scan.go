@@ -110,39 +110,42 @@ func (sc *scanner) scan() {
 // where scanning resumes.
 func (sc *scanner) run(i, j int, acc uint8) int {
 	s := sc.s
-	if e, kind := specific(s, i); e > i {
-		if kind != "" {
-			sc.emit(i, e, kind)
+	// A token glued to a JSON escape ("\nAKIA…", "\u003eghp_…") starts
+	// after the escape, never in it: a redaction that ate the escape's
+	// letter would break the JSON around it.
+	if i > 0 && s[i-1] == '\\' {
+		if p := escapeEnd(s, i); p > i {
+			if p >= j {
+				return j
+			}
+			i = p
+			acc = runClass(s[i:j])
 		}
-		return e
 	}
-	if e := sc.scheme(i, j); e > i {
-		return e
+	if starts[s[i]] {
+		if e, kind := specific(s, i); e > i {
+			sc.emit(i, e, kind)
+			return e
+		}
+	}
+	if j-i == 5 || j-i == 6 {
+		if e := sc.scheme(i, j); e > i {
+			return e
+		}
 	}
 	if s[i] == '-' && j-i > 2 && s[i+1] == '-' {
 		if e := sc.flag(i, j); e > i {
 			return e
 		}
 	}
-	// A token glued to a JSON escape ("\nAKIA…", "\u003eghp_…") starts
-	// after the escape.
-	if i > 0 && s[i-1] == '\\' {
-		if p := escapeEnd(s, i); p > i && p < j {
-			if e, kind := specific(s, p); e > p {
-				if kind != "" {
-					sc.emit(p, e, kind)
-				}
-				return e
-			}
-		}
-	}
 	// Tokens also start after a symbol inside the run: "/ghp_…", "_sk-…".
+	// None is shorter than minKey.
 	if acc&cSym != 0 {
-		for p := i + 1; p < j; p++ {
-			if class[s[p-1]]&cSym == 0 || class[s[p]]&cAlnum == 0 {
+		for p := i + 1; p <= j-minKey; p++ {
+			if class[s[p-1]]&cSym == 0 || !starts[s[p]] {
 				continue
 			}
-			if e, kind := specific(s, p); e > p && kind != "" {
+			if e, kind := specific(s, p); e > p {
 				// What precedes the key is a run of its own once the key is
 				// replaced; judge it as such so that a second pass agrees.
 				sc.highEntropy(i, p, runClass(s[i:p]))
@@ -150,6 +153,9 @@ func (sc *scanner) run(i, j int, acc uint8) int {
 				return e
 			}
 		}
+	}
+	if j-i < minEntropyLen {
+		return j
 	}
 	return sc.highEntropy(i, j, acc)
 }
@@ -234,14 +240,26 @@ func mixed(s string) bool {
 	return false
 }
 
+// minKey is the least a key specific matches takes of the run it starts
+// in: a JWT's header (the run ends at its '.') or "-----BEGIN" (at the
+// space).
+const minKey = 10
+
+// starts holds the first bytes of the keys specific knows.
+var starts = func() (t [256]bool) {
+	for _, c := range "AGgxsrnhe-" {
+		t[c] = true
+	}
+	return t
+}()
+
 var gitlabPrefixes = []string{
 	"glpat-", "gldt-", "glrt-", "glptt-", "glft-", "glsoat-", "glcbt-",
 	"glimt-", "glagent-", "gloas-", "glffct-",
 }
 
 // specific matches a key of a known format starting at s[p], where p is at
-// a token boundary. It returns the end of the key and its kind, or
-// end > p with an empty kind for a public PEM block to step over, or 0.
+// a token boundary. It returns the end of the key and its kind, or 0.
 func specific(s string, p int) (int, string) {
 	rest := s[p:]
 	if len(rest) < 8 {
@@ -372,9 +390,10 @@ const (
 )
 
 // pemEnd returns the end of the PEM block at s[p:] and KindPrivateKey when
-// its label says PRIVATE KEY, an empty kind for a public block
-// (certificates, public keys) that is stepped over so that its base64 is
-// not taken for secrets, or 0 when s[p:] is no PEM header.
+// its label says PRIVATE KEY, or 0. Public blocks (certificates, public
+// keys) are not matched: they are scanned like any text, since anything
+// could sit between their lines; their base64 lines may then be taken for
+// high-entropy secrets, which loses nothing an agent needs.
 func pemEnd(s string, p int) (int, string) {
 	ls := p + len(pemBegin)
 	le := pemLabelEnd(s, ls)
@@ -382,10 +401,10 @@ func pemEnd(s string, p int) (int, string) {
 		return 0, ""
 	}
 	label := s[ls:le]
-	kind := ""
-	if strings.Contains(label, "PRIVATE KEY") {
-		kind = KindPrivateKey
+	if !strings.Contains(label, "PRIVATE KEY") {
+		return 0, ""
 	}
+	const kind = KindPrivateKey
 	body := le + 5
 	window := s[body:min(len(s), body+pemWindow)]
 	off := 0
