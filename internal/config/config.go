@@ -188,6 +188,8 @@ func (c *Config) decode(filename string, src []byte) error {
 		}
 	}
 	if errs.HasErrors() {
+		// In file order, whichever check found them.
+		slices.SortStableFunc(errs, func(a, b *hcl.Diagnostic) int { return a.Subject.Start.Byte - b.Subject.Start.Byte })
 		return &DiagnosticsError{Diagnostics: errs}
 	}
 	c.File = filename
