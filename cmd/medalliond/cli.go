@@ -1,0 +1,275 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"runtime"
+	"syscall"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/spf13/cobra"
+
+	"github.com/medallionhq/medallion/internal/config"
+	"github.com/medallionhq/medallion/internal/daemon"
+	"github.com/medallionhq/medallion/internal/version"
+)
+
+// env abstracts the process environment so tests can run the CLI in-process.
+type env struct {
+	stdout, stderr io.Writer
+	getenv         func(string) string
+	// notify registers c for SIGINT and SIGTERM and returns the function
+	// that unregisters it.
+	notify func(c chan<- os.Signal) (stop func())
+	// exit ends the process after a second signal.
+	exit func(code int)
+}
+
+func osEnv(stdout, stderr io.Writer) *env {
+	return &env{
+		stdout: stdout,
+		stderr: stderr,
+		getenv: os.Getenv,
+		notify: func(c chan<- os.Signal) func() {
+			signal.Notify(c, os.Interrupt, syscall.SIGTERM)
+			return func() { signal.Stop(c) }
+		},
+		exit: os.Exit,
+	}
+}
+
+// run is main without the process: it returns the exit code, 0 on success
+// and 1 on any error.
+func run(args []string, stdout, stderr io.Writer) int {
+	return osEnv(stdout, stderr).run(args)
+}
+
+func (e *env) run(args []string) int {
+	root := e.rootCommand()
+	root.SetArgs(args)
+	if err := root.Execute(); err != nil {
+		fmt.Fprintf(e.stderr, "Error: %s\n", errorText(err))
+		return 1
+	}
+	return 0
+}
+
+// errorText formats err for the terminal: config diagnostics go one per
+// line under a heading, as HCL formats them.
+func errorText(err error) string {
+	var de *config.DiagnosticsError
+	if errors.As(err, &de) {
+		return "invalid config:\n" + de.Error()
+	}
+	return err.Error()
+}
+
+func (e *env) rootCommand() *cobra.Command {
+	root := &cobra.Command{
+		Use:   "medalliond",
+		Short: "Medallion daemon: versioned save files for coding agents",
+		Long: `medalliond keeps medallions — structured, versioned save files for coding
+agents — in a local store and serves them to medallionctl over a Unix socket.
+
+Run it in the foreground with "medalliond run", or install it as a systemd user
+unit / launchd agent with "medalliond service install --user".`,
+		Version:       version.String(),
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		// Without a subcommand there is nothing to do but explain.
+		RunE: func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
+	}
+	root.SetOut(e.stdout)
+	root.SetErr(e.stderr)
+	root.SetVersionTemplate("medalliond {{.Version}}\n")
+	root.AddCommand(e.runCommand(), e.versionCommand(), e.configCommand(), e.serviceCommand())
+	return root
+}
+
+// configFlags are the flags that select and override the configuration,
+// shared by run and config show.
+type configFlags struct {
+	file, dataDir, socket, logLevel string
+}
+
+const precedenceHelp = `Configuration precedence, lowest to highest:
+  1. built-in defaults (XDG paths: ~/.local/share/medallion,
+     $XDG_RUNTIME_DIR/medallion/medallion.sock, log level info)
+  2. the config file: --config FILE, else ~/.config/medallion/config.hcl
+     ($XDG_CONFIG_HOME/medallion/config.hcl) when it exists
+  3. flags: --data-dir, --socket, --log-level
+  4. environment: MEDALLION_DATA_DIR, MEDALLION_SOCKET, MEDALLION_LOG_LEVEL`
+
+func (f *configFlags) register(cmd *cobra.Command) {
+	fl := cmd.Flags()
+	fl.StringVarP(&f.file, "config", "c", "", "config file (default $XDG_CONFIG_HOME/medallion/config.hcl, if it exists)")
+	fl.StringVar(&f.dataDir, "data-dir", "", "data directory (store and lock file)")
+	fl.StringVar(&f.socket, "socket", "", "Unix socket path of the local API")
+	fl.StringVar(&f.logLevel, "log-level", "", "log level: trace, debug, info, warn or error")
+}
+
+// load builds the effective config: defaults, file, flags, environment.
+func (f *configFlags) load(cmd *cobra.Command, getenv func(string) string) (*config.Config, error) {
+	cfg, err := config.Load(f.file)
+	if err != nil {
+		return nil, err
+	}
+	var flags []config.Override
+	for _, o := range []struct{ flag, key, value string }{
+		{"data-dir", "data_dir", f.dataDir},
+		{"socket", "socket", f.socket},
+		{"log-level", "log_level", f.logLevel},
+	} {
+		if cmd.Flags().Changed(o.flag) {
+			flags = append(flags, config.Override{Key: o.key, Value: o.value, Origin: "--" + o.flag})
+		}
+	}
+	if err := cfg.Apply(flags...); err != nil {
+		return nil, err
+	}
+	if err := cfg.Apply(config.EnvOverrides(getenv)...); err != nil {
+		return nil, err
+	}
+	return cfg, nil
+}
+
+func (e *env) runCommand() *cobra.Command {
+	var cf configFlags
+	cmd := &cobra.Command{
+		Use:   "run",
+		Short: "Run the daemon in the foreground",
+		Long: `Run the daemon in the foreground until SIGINT or SIGTERM. This is what the
+systemd unit or launchd job runs. Logs go to stderr.
+
+A first signal shuts down cleanly (in-flight requests finish, the store is
+closed, the socket removed); a second one exits at once with status 1.
+
+` + precedenceHelp,
+		Example: `  # Defaults, or ~/.config/medallion/config.hcl if it exists
+  medalliond run
+
+  # Another config file, with debug logs
+  medalliond run --config ./medallion.hcl --log-level debug
+
+  # A throwaway instance
+  medalliond run --data-dir /tmp/med/data --socket /tmp/med/med.sock`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cfg, err := cf.load(cmd, e.getenv)
+			if err != nil {
+				return err
+			}
+			return e.runDaemon(cmd.Context(), cfg)
+		},
+	}
+	cf.register(cmd)
+	return cmd
+}
+
+// newLogger is the one root logger; components get Named children.
+func newLogger(cfg *config.Config, w io.Writer) hclog.Logger {
+	return hclog.New(&hclog.LoggerOptions{
+		Name:       "medalliond",
+		Level:      hclog.LevelFromString(cfg.LogLevel),
+		JSONFormat: cfg.LogFormat == "json",
+		Output:     w,
+	})
+}
+
+func (e *env) runDaemon(parent context.Context, cfg *config.Config) error {
+	if parent == nil {
+		parent = context.Background()
+	}
+	logger := newLogger(cfg, e.stderr)
+	ctx, cancel := context.WithCancelCause(parent)
+	defer cancel(nil)
+
+	sigs := make(chan os.Signal, 2)
+	stop := e.notify(sigs)
+	defer stop()
+	done := make(chan struct{})
+	defer close(done)
+	go handleSignals(sigs, done, cancel, logger, e.exit)
+
+	if err := daemon.Run(ctx, cfg, logger); err != nil {
+		return err
+	}
+	return nil
+}
+
+// errSignal is the cause of a shutdown by signal.
+var errSignal = errors.New("signal received")
+
+// handleSignals cancels the daemon on the first signal and exits with
+// status 1 on the second, for a shutdown that hangs. It returns when done
+// is closed.
+func handleSignals(sigs <-chan os.Signal, done <-chan struct{}, cancel context.CancelCauseFunc, logger hclog.Logger, exit func(int)) {
+	select {
+	case sig := <-sigs:
+		logger.Info("shutting down; send the signal again to exit at once", "signal", sig.String())
+		cancel(fmt.Errorf("%w: %s", errSignal, sig))
+	case <-done:
+		return
+	}
+	select {
+	case sig := <-sigs:
+		logger.Error("second signal: exiting without a clean shutdown", "signal", sig.String())
+		exit(1)
+	case <-done:
+	}
+}
+
+func (e *env) versionCommand() *cobra.Command {
+	return &cobra.Command{
+		Use:   "version",
+		Short: "Print the version",
+		Args:  cobra.NoArgs,
+		Run: func(cmd *cobra.Command, _ []string) {
+			fmt.Fprintf(cmd.OutOrStdout(), "medalliond %s (%s, %s/%s)\n", version.String(), runtime.Version(), runtime.GOOS, runtime.GOARCH)
+		},
+	}
+}
+
+func (e *env) configCommand() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "config",
+		Short: "Inspect the configuration",
+		Args:  cobra.NoArgs,
+		RunE:  func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
+	}
+	var cf configFlags
+	show := &cobra.Command{
+		Use:   "show",
+		Short: "Print the effective configuration",
+		Long: `Print the configuration "medalliond run" would use with the same flags and
+environment, as a config file. Handy to check which file is read and what
+a setting resolves to.
+
+` + precedenceHelp,
+		Example: `  medalliond config show
+  medalliond config show --config ./medallion.hcl
+  MEDALLION_LOG_LEVEL=debug medalliond config show`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cfg, err := cf.load(cmd, e.getenv)
+			if err != nil {
+				return err
+			}
+			w := cmd.OutOrStdout()
+			if cfg.File != "" {
+				fmt.Fprintf(w, "# config file: %s\n", cfg.File)
+			} else {
+				fmt.Fprintln(w, "# config file: none (defaults)")
+			}
+			_, err = w.Write(cfg.HCL())
+			return err
+		},
+	}
+	cf.register(show)
+	cmd.AddCommand(show)
+	return cmd
+}

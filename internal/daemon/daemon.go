@@ -1,0 +1,142 @@
+// Package daemon runs medalliond: it takes the data dir's lock, opens the
+// store, serves the local API on the Unix socket until its context ends, and
+// then shuts everything down in reverse order.
+package daemon
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"runtime/debug"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/medallionhq/medallion/internal/config"
+	"github.com/medallionhq/medallion/internal/server"
+	"github.com/medallionhq/medallion/internal/socket"
+	"github.com/medallionhq/medallion/internal/store"
+	"github.com/medallionhq/medallion/internal/version"
+)
+
+// ErrAlreadyRunning is wrapped by Run's error when another medalliond holds
+// the data dir or the socket.
+var ErrAlreadyRunning = errors.New("medalliond is already running")
+
+// LockFileName is the file in the data dir that the running daemon flocks
+// and writes its pid into.
+const LockFileName = "medalliond.lock"
+
+// ShutdownTimeout bounds how long Run waits for in-flight requests once its
+// context ends; local API calls are short, so anything longer is stuck.
+const ShutdownTimeout = 10 * time.Second
+
+// Run runs the daemon with cfg until ctx ends or the server fails. A
+// shutdown because ctx ended is clean and returns nil.
+func Run(ctx context.Context, cfg *config.Config, logger hclog.Logger) (err error) {
+	if logger == nil {
+		logger = hclog.NewNullLogger()
+	}
+	if cfg.MemoryLimit > 0 {
+		// Restore the previous limit on return so Run leaves the process as
+		// it found it (it matters to tests that run several daemons).
+		prev := debug.SetMemoryLimit(cfg.MemoryLimit)
+		defer debug.SetMemoryLimit(prev)
+	}
+
+	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
+		return fmt.Errorf("create data dir: %w", err)
+	}
+	lock, err := lockDataDir(cfg.DataDir)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if cerr := lock.release(); cerr != nil && err == nil {
+			err = cerr
+		}
+	}()
+
+	ln, err := socket.Listen(cfg.Socket, socket.WithLogger(logger.Named("socket")))
+	if err != nil {
+		if errors.Is(err, socket.ErrAlreadyRunning) {
+			return &runningError{
+				msg:   fmt.Sprintf("%s on socket %s (with another data dir than %s)", ErrAlreadyRunning, cfg.Socket, cfg.DataDir),
+				cause: err,
+			}
+		}
+		return fmt.Errorf("listen: %w", err)
+	}
+	// Close removes the socket file; the server's Shutdown has normally
+	// closed the listener already, which makes this a no-op.
+	defer func() {
+		if cerr := ln.Close(); cerr != nil && !errors.Is(cerr, net.ErrClosed) && err == nil {
+			err = fmt.Errorf("close socket: %w", cerr)
+		}
+	}()
+
+	st, err := store.Open(filepath.Join(cfg.DataDir, "store"), store.Options{Logger: logger.Named("store")})
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if cerr := st.Close(); cerr != nil && err == nil {
+			err = cerr
+		}
+	}()
+
+	srv := server.New(server.Config{
+		Store:     st,
+		Logger:    logger.Named("server"),
+		DataDir:   cfg.DataDir,
+		Socket:    cfg.Socket,
+		StartedAt: time.Now(),
+		DiskUsage: st.DiskUsage,
+	})
+	// Logged before serving so that anyone who got an answer from the
+	// socket can find this line in the log.
+	configFile := cfg.File
+	if configFile == "" {
+		configFile = "none (defaults)"
+	}
+	logger.Info("medalliond started", "version", version.String(), "pid", os.Getpid(),
+		"socket", cfg.Socket, "data_dir", cfg.DataDir, "config", configFile)
+	serveErr := make(chan error, 1)
+	go func() { serveErr <- srv.Serve(ln) }()
+
+	select {
+	case <-ctx.Done():
+		logger.Info("medalliond stopping", "reason", context.Cause(ctx))
+	case err := <-serveErr:
+		// Serve returns only after Shutdown unless it failed.
+		if err == nil {
+			err = errors.New("server stopped unexpectedly")
+		}
+		logger.Error("server failed", "error", err)
+		return fmt.Errorf("serve: %w", err)
+	}
+
+	shutdownCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), ShutdownTimeout)
+	defer cancel()
+	if err := srv.Shutdown(shutdownCtx); err != nil {
+		logger.Warn("server shutdown incomplete", "error", err)
+	}
+	if err := <-serveErr; err != nil {
+		logger.Warn("server stopped with an error", "error", err)
+	}
+	logger.Info("medalliond stopped")
+	return nil
+}
+
+// runningError reports the other daemon in one sentence of ours while still
+// matching both ErrAlreadyRunning and the cause's sentinel.
+type runningError struct {
+	msg   string
+	cause error
+}
+
+func (e *runningError) Error() string   { return e.msg }
+func (e *runningError) Unwrap() []error { return []error{ErrAlreadyRunning, e.cause} }
