@@ -210,7 +210,8 @@ var ignoredSuffixes = []string{
 	"usage", "version", "ref", "source", "helper", "policy", "scope",
 	"scopes", "hint", "label", "description", "placeholder", "help",
 	"message", "error", "status", "timeout", "budget", "field", "fields",
-	"strategy", "location", "command", "exists", "set", "present",
+	"strategy", "location", "command", "exists", "set", "present", "stdin",
+	"prompt",
 }
 
 func ignoredName(n []byte) bool {
@@ -238,12 +239,14 @@ func (sc *scanner) value(flags uint8, v int, strict bool) int {
 	if v >= n {
 		return 0
 	}
-	vs, ve, quoted := valueSpan(s, v)
+	vs, ve, quoted := sc.valueSpan(v)
 	if ve <= vs {
 		return 0
 	}
-	if e, kind := specific(s, vs); e > vs && kind != "" {
-		e = max(e, ve)
+	if e, kind := sc.specific(vs); e > vs && kind != "" {
+		if ve-vs <= maxValue {
+			e = max(e, ve) // the whole value, whatever follows the key in it
+		}
 		sc.emit(vs, e, kind)
 		return e
 	}
@@ -266,7 +269,8 @@ func (sc *scanner) value(flags uint8, v int, strict bool) int {
 // one line — the quote may be escaped once or more, as in a transcript
 // line (\"…\") or a JSON string inside one (\\\"…\\\") — or else the bytes
 // up to the first space, quote, backslash or ",;)]}&|".
-func valueSpan(s string, v int) (start, end int, quoted bool) {
+func (sc *scanner) valueSpan(v int) (start, end int, quoted bool) {
+	s := sc.s
 	n := len(s)
 	if v >= n {
 		return v, v, false
@@ -292,9 +296,13 @@ func valueSpan(s string, v int) (start, end int, quoted bool) {
 		v = q + 1
 	}
 	e := v
+	if v >= sc.plainFrom && v < sc.plainTo {
+		e = sc.plainTo // known to hold no stop: token=token=token=… is linear
+	}
 	for e < limit && (class[s[e]]&cStop == 0 || s[e] == '&' && !queryNext(s, e+1)) {
 		e++
 	}
+	sc.plainFrom, sc.plainTo = v, e
 	return v, e, false
 }
 
@@ -503,13 +511,13 @@ func (sc *scanner) authorization(vs, ve int, quoted bool) int {
 			cs++
 		}
 		if !quoted {
-			_, ve, _ = valueSpan(s, cs)
+			_, ve, _ = sc.valueSpan(cs)
 		}
 	}
 	if cs >= ve {
 		return 0
 	}
-	if e, k := specific(s, cs); e > cs && k != "" {
+	if e, k := sc.specific(cs); e > cs && k != "" {
 		e = max(e, ve)
 		sc.emit(cs, e, k)
 		return e
@@ -518,7 +526,7 @@ func (sc *scanner) authorization(vs, ve int, quoted bool) int {
 	if cs == vs && !secretValue(cred, quoted, false) {
 		return 0 // no scheme: judged like any other value
 	}
-	if len(cred) < 8 || placeholder(cred) || strings.ContainsAny(cred, " \t(") {
+	if len(cred) < 8 || len(cred) > maxValue || placeholder(cred) || strings.ContainsAny(cred, " \t(") {
 		return 0
 	}
 	sc.emit(cs, ve, kind)
@@ -543,7 +551,7 @@ func (sc *scanner) scheme(i, j int) int {
 		return 0
 	}
 	cs := j + 1
-	if e, k := specific(s, cs); e > cs && k != "" {
+	if e, k := sc.specific(cs); e > cs && k != "" {
 		sc.emit(cs, e, k)
 		return e
 	}
@@ -572,11 +580,11 @@ func basicCredentials(cred string) bool {
 }
 
 // random reports whether s mixes at least two of lower case, upper case
-// and digits, and is no identifier in capitals (YOUR_API_TOKEN).
+// and digits, as credentials do and words (or YOUR_API_TOKEN) do not.
 func random(s string) bool {
 	acc := runClass(s)
 	classes := 0
-	for _, c := range []uint8{cLower, cUpper, cDigit} {
+	for _, c := range [...]uint8{cLower, cUpper, cDigit} {
 		if acc&c != 0 {
 			classes++
 		}
@@ -584,11 +592,17 @@ func random(s string) bool {
 	return classes >= 2
 }
 
-// flag redacts the value of "--password value" style flags; "--name=value"
-// is seen as an assignment.
+// flag redacts the value of "--password value" style flags ("--name=value"
+// is seen as an assignment), and the password of curl's "-u user:password".
 func (sc *scanner) flag(i, j int) int {
 	s := sc.s
 	if j >= len(s) || s[j] != ' ' {
+		return 0
+	}
+	if f := s[i:j]; f == "-u" || f == "--user" || f == "--proxy-user" {
+		return sc.userPassword(j + 1)
+	}
+	if j-i < 3 || s[i+1] != '-' {
 		return 0
 	}
 	flags, ok := secretName(s[i:j])
@@ -600,6 +614,32 @@ func (sc *scanner) flag(i, j int) int {
 		return 0 // the next flag: this one was a switch
 	}
 	return sc.value(flags, v, true)
+}
+
+// userPassword redacts the password of the "user:password" at s[v:], as
+// given to curl -u; "git push -u origin main" and "docker run -u 1000:1000"
+// have none.
+func (sc *scanner) userPassword(v int) int {
+	s := sc.s
+	q := 0
+	if v < len(s) && (s[v] == '"' || s[v] == '\'') {
+		q = 1
+	}
+	e := v + q
+	for e < len(s) && e-v < maxValue && s[e] > ' ' && s[e] != '"' && s[e] != '\'' && s[e] != '\\' {
+		e++
+	}
+	colon := strings.IndexByte(s[v+q:e], ':')
+	if colon <= 0 {
+		return 0
+	}
+	ps := v + q + colon + 1
+	pass := s[ps:e]
+	if pass == "" || urlPlaceholder(pass) || spanOf(pass, 0, cDigit) == len(pass) {
+		return 0
+	}
+	sc.emit(ps, e, KindBasicAuth)
+	return e
 }
 
 // url redacts the password of scheme://user:password@host and the secret
@@ -649,7 +689,7 @@ func (sc *scanner) url(i int) int {
 	if ps >= at || urlPlaceholder(s[ps:at]) {
 		return a
 	}
-	if e, kind := specific(s, ps); e > ps && kind != "" {
+	if e, kind := sc.specific(ps); e > ps && kind != "" {
 		e = max(e, at)
 		sc.emit(ps, e, kind)
 		return e

@@ -153,3 +153,25 @@ func TestBenchEventsAreClean(t *testing.T) {
 		t.Fatal("secrets benchmark has no secret")
 	}
 }
+
+// BenchmarkPathological measures inputs built to make a careless scanner
+// quadratic: prefixes of keys that never complete, BEGIN lines without
+// END, separators after secret names with long values.
+func BenchmarkPathological(b *testing.B) {
+	inputs := map[string]string{
+		"sk-words":    strings.Repeat("sk-abc-", 1<<17),
+		"jwt-headers": strings.Repeat("-eyJhbGciOiJIUzI1NiJ9", 1<<15),
+		"pem-begins":  strings.Repeat("-----BEGIN RSA PRIVATE KEY-----\"", 1<<15),
+		"assignments": strings.Repeat("token=", 1<<17),
+		"urls":        strings.Repeat("a://", 1<<18),
+		"long-run":    fake(b64, 1<<20, 1),
+	}
+	for name, in := range inputs {
+		b.Run(name, func(b *testing.B) {
+			b.SetBytes(int64(len(in)))
+			for b.Loop() {
+				_ = String(in)
+			}
+		})
+	}
+}

@@ -181,11 +181,10 @@ type span struct {
 func (r *Redactor) find(s string) []span {
 	sc := scanner{s: s, entropy: r.entropy, threshold: r.threshold}
 	sc.scan()
-	spans := sc.list()
 	if len(r.patterns) == 0 {
-		return spans
+		return sc.spans
 	}
-	return merge(spans, r.patternSpans(s))
+	return merge(sc.spans, r.patternSpans(s))
 }
 
 func (r *Redactor) patternSpans(s string) []span {

@@ -158,6 +158,13 @@ func TestRedactLabelled(t *testing.T) {
 		{"token scheme", "Authorization: token " + value, value, KindBearerToken, "Authorization: token [REDACTED:bearer-token]"},
 		{"github header", "Authorization: token gh" + "p_" + fake(alnum, 36, 42), "gh" + "p_" + fake(alnum, 36, 42), KindGitHubToken, "Authorization: token [REDACTED:github-token]"},
 		{"in a certificate", "-----BEGIN CERTIFICATE-----\nMIIB\nAKIA" + "IOSFODNN7EXAMPLE\n-----END CERTIFICATE-----", "AKIA" + "IOSFODNN7EXAMPLE", KindAWSAccessKey, "MIIB\n[REDACTED:aws-access-key]\n-----END"},
+		{"curl user", "curl -u admin:" + value + " https://api.example.com", value, KindBasicAuth, "curl -u admin:[REDACTED:basic-auth] https"},
+		{"curl user quoted", `curl --user "admin:` + value + `" https://x`, value, KindBasicAuth, `--user "admin:[REDACTED:basic-auth]"`},
+		{"connection string", "Server=db;Database=app;User Id=app;Password=" + value + ";Encrypt=true", value, KindSecretAssignment, "Password=[REDACTED:secret-assignment];Encrypt"},
+		{"jdbc", "jdbc:postgresql://db/app?user=fred&password=" + value + "&ssl=true", value, KindSecretAssignment, "password=[REDACTED:secret-assignment]&ssl"},
+		{"npmrc", "//registry.npmjs.org/:_authToken=" + value, value, KindSecretAssignment, "_authToken=[REDACTED:secret-assignment]"},
+		{"k8s secret", "kind: Secret\ndata:\n  password: " + base64.StdEncoding.EncodeToString([]byte("hunter2-"+value)) + "\n", base64.StdEncoding.EncodeToString([]byte("hunter2-" + value)), KindSecretAssignment, "password: [REDACTED:secret-assignment]"},
+		{"pgpassword", "PGPASSWORD=" + value + " psql -h db -U app", value, KindSecretAssignment, "PGPASSWORD=[REDACTED:secret-assignment] psql"},
 		{"labelled known format", "OPENAI_API_KEY=sk-" + "proj-" + fake(urlsafe, 60, 43), "sk-" + "proj-" + fake(urlsafe, 60, 43), KindOpenAIKey, "OPENAI_API_KEY=[REDACTED:openai-key]"},
 	}
 	for _, tt := range tests {
@@ -345,6 +352,8 @@ func TestKeepsNonSecrets(t *testing.T) {
 		"credential.helper=store",
 		`"@aws-sdk/credential-providers": "^3.948.0",`,
 		"the bearer of bad news; Basic authentication is discouraged",
+		"git push -u origin main && docker run -u 1000:1000 app && curl -u $USER:$PASS x",
+		"docker login --username bob --password-stdin registry.example.com",
 		"Authorization: Bearer $TOKEN",
 		`curl -H "Authorization: Bearer ${API_TOKEN}" https://api.example.com`,
 		`{"id":"msg_01XFDUDYJgAACzvnptvVoYEL","type":"message","model":"claude-opus-4-5-20251101"}`,

@@ -49,31 +49,18 @@ type scanner struct {
 	s         string
 	entropy   bool
 	threshold float64
-	// The first spans are kept in the scanner, which lives on the stack,
-	// so that text with a secret or two costs no allocation for them; a
-	// slice given to the scanner would be moved to the heap on every call.
-	n     int
-	first [4]span
-	more  []span
+	spans     []span // nil, and so no allocation, until a secret is found
+
+	// s[plainFrom:plainTo] holds no byte that ends an unquoted value.
+	plainFrom, plainTo int
+
+	// The last search for a PEM END line: from where, and what it found.
+	pemSearched    bool
+	pemFrom, pemAt int
 }
 
 func (sc *scanner) emit(start, end int, kind string) {
-	sp := span{start: start, end: end, kind: kind}
-	if sc.n < len(sc.first) {
-		sc.first[sc.n] = sp
-	} else {
-		sc.more = append(sc.more, sp)
-	}
-	sc.n++
-}
-
-// list returns the spans found, or nil when there are none.
-func (sc *scanner) list() []span {
-	if sc.n == 0 {
-		return nil
-	}
-	k := min(sc.n, len(sc.first))
-	return append(append(make([]span, 0, sc.n), sc.first[:k]...), sc.more...)
+	sc.spans = append(sc.spans, span{start: start, end: end, kind: kind})
 }
 
 func (sc *scanner) scan() {
@@ -123,7 +110,7 @@ func (sc *scanner) run(i, j int, acc uint8) int {
 		}
 	}
 	if starts[s[i]] {
-		if e, kind := specific(s, i); e > i {
+		if e, kind := sc.specific(i); e > i {
 			sc.emit(i, e, kind)
 			return e
 		}
@@ -133,7 +120,7 @@ func (sc *scanner) run(i, j int, acc uint8) int {
 			return e
 		}
 	}
-	if s[i] == '-' && j-i > 2 && s[i+1] == '-' {
+	if s[i] == '-' && j-i >= 2 {
 		if e := sc.flag(i, j); e > i {
 			return e
 		}
@@ -145,7 +132,7 @@ func (sc *scanner) run(i, j int, acc uint8) int {
 			if class[s[p-1]]&cSym == 0 || !starts[s[p]] {
 				continue
 			}
-			if e, kind := specific(s, p); e > p {
+			if e, kind := sc.specific(p); e > p {
 				// What precedes the key is a run of its own once the key is
 				// replaced; judge it as such so that a second pass agrees.
 				sc.highEntropy(i, p, runClass(s[i:p]))
@@ -230,7 +217,9 @@ func spanDash(s string, i int) int {
 }
 
 // mixed reports whether s has a digit or an upper-case letter: random key
-// material nearly always does, kebab-case words never.
+// material nearly always does, kebab-case words never. Callers look at the
+// first 64 bytes of a key only, so that a long run of words, tried at each
+// of its dashes, costs linear time.
 func mixed(s string) bool {
 	for i := 0; i < len(s); i++ {
 		if class[s[i]]&(cDigit|cUpper) != 0 {
@@ -260,7 +249,8 @@ var gitlabPrefixes = []string{
 
 // specific matches a key of a known format starting at s[p], where p is at
 // a token boundary. It returns the end of the key and its kind, or 0.
-func specific(s string, p int) (int, string) {
+func (sc *scanner) specific(p int) (int, string) {
+	s := sc.s
 	rest := s[p:]
 	if len(rest) < 8 {
 		return 0, ""
@@ -301,8 +291,8 @@ func specific(s string, p int) (int, string) {
 			for _, pfx := range gitlabPrefixes {
 				if strings.HasPrefix(rest, pfx) {
 					b := p + len(pfx)
-					if e := spanURLSafe(s, b); e-b >= 20 && mixed(s[b:e]) {
-						return e, KindGitLabToken
+					if w := spanURLSafe(s[:min(len(s), b+64)], b); w-b >= 20 && mixed(s[b:w]) {
+						return spanURLSafe(s, w), KindGitLabToken
 					}
 				}
 			}
@@ -310,8 +300,8 @@ func specific(s string, p int) (int, string) {
 	case 'x':
 		if (rest[1] == 'o' && rest[2] == 'x' && rest[4] == '-' && strings.IndexByte("abprse", rest[3]) >= 0) ||
 			strings.HasPrefix(rest, "xapp-") {
-			if e := spanDash(s, p+5); e-p-5 >= 10 && mixed(s[p+5:e]) {
-				return e, KindSlackToken
+			if w := spanDash(s[:min(len(s), p+69)], p+5); w-p-5 >= 10 && mixed(s[p+5:w]) {
+				return spanDash(s, w), KindSlackToken
 			}
 		}
 	case 's':
@@ -321,8 +311,8 @@ func specific(s string, p int) (int, string) {
 				return e, KindAnthropicKey
 			}
 		case rest[1] == 'k' && rest[2] == '-':
-			if e := spanURLSafe(s, p+3); e-p-3 >= 20 && mixed(s[p+3:e]) {
-				return e, KindOpenAIKey
+			if w := spanURLSafe(s[:min(len(s), p+67)], p+3); w-p-3 >= 20 && mixed(s[p+3:w]) {
+				return spanURLSafe(s, w), KindOpenAIKey
 			}
 		case strings.HasPrefix(rest, "sk_live_") || strings.HasPrefix(rest, "sk_test_"):
 			if e := spanOf(s, p+8, cAlnum); e-p-8 >= 10 {
@@ -355,7 +345,7 @@ func specific(s string, p int) (int, string) {
 		}
 	case '-':
 		if strings.HasPrefix(rest, pemBegin) {
-			return pemEnd(s, p)
+			return sc.pemEnd(p)
 		}
 	}
 	return 0, ""
@@ -365,11 +355,13 @@ func specific(s string, p int) (int, string) {
 // base64url JSON ("eyJ…"), a payload and a signature, which may be empty
 // for an unsigned token.
 func jwtEnd(s string, p int) int {
-	e := spanURLSafe(s, p)
+	// Bounds on the header and the payload keep text full of "eyJ" that
+	// is no JWT linear.
+	e := spanURLSafe(s[:min(len(s), p+maxJWTHeader)], p)
 	if e-p < 10 || e >= len(s) || s[e] != '.' {
 		return 0
 	}
-	e2 := spanURLSafe(s, e+1)
+	e2 := spanURLSafe(s[:min(len(s), e+1+maxJWTPayload)], e+1)
 	if e2-e-1 < 10 || e2 >= len(s) || s[e2] != '.' {
 		return 0
 	}
@@ -381,11 +373,16 @@ func jwtEnd(s string, p int) int {
 }
 
 const (
+	maxJWTHeader  = 1 << 10
+	maxJWTPayload = 64 << 10
+)
+
+const (
 	pemBegin = "-----BEGIN "
 	pemEndTo = "-----END "
-	// pemWindow bounds the search for the END line: the largest private
-	// keys (RSA 8192, PGP) are well under it, and a bound keeps text full
-	// of BEGIN lines without END (code, docs) linear.
+	// pemWindow bounds the distance to the END line: the largest private
+	// keys (RSA 8192, PGP) are well under it, and a BEGIN line quoted in
+	// code does not swallow the rest of a long text.
 	pemWindow = 32 << 10
 )
 
@@ -394,7 +391,8 @@ const (
 // keys) are not matched: they are scanned like any text, since anything
 // could sit between their lines; their base64 lines may then be taken for
 // high-entropy secrets, which loses nothing an agent needs.
-func pemEnd(s string, p int) (int, string) {
+func (sc *scanner) pemEnd(p int) (int, string) {
+	s := sc.s
 	ls := p + len(pemBegin)
 	le := pemLabelEnd(s, ls)
 	if le == ls || !strings.HasPrefix(s[le:], "-----") {
@@ -404,25 +402,33 @@ func pemEnd(s string, p int) (int, string) {
 	if !strings.Contains(label, "PRIVATE KEY") {
 		return 0, ""
 	}
-	const kind = KindPrivateKey
 	body := le + 5
-	window := s[body:min(len(s), body+pemWindow)]
-	off := 0
-	for {
-		k := strings.Index(window[off:], pemEndTo)
-		if k < 0 {
-			break
-		}
-		e := body + off + k + len(pemEndTo)
+	for k := sc.nextPEMEnd(body); k >= 0 && k-body <= pemWindow; k = sc.nextPEMEnd(k + 1) {
+		e := k + len(pemEndTo)
 		if strings.HasPrefix(s[e:], label) && strings.HasPrefix(s[e+len(label):], "-----") {
-			return e + len(label) + 5, kind
+			return e + len(label) + 5, KindPrivateKey
 		}
-		off += k + len(pemEndTo)
 	}
 	// No END line (the text was cut): take the body for as long as it
 	// looks like one, whole tokens only, so that whatever follows starts
 	// at a token boundary.
-	return pemBodyEnd(s, body), kind
+	return pemBodyEnd(s, body), KindPrivateKey
+}
+
+// nextPEMEnd returns the index of the first "-----END " at or after from,
+// or -1. The last answer is kept: scanning only moves forward, so text
+// with many BEGIN lines and few END lines is searched once, not once per
+// BEGIN.
+func (sc *scanner) nextPEMEnd(from int) int {
+	if sc.pemSearched && from >= sc.pemFrom && (sc.pemAt < 0 || sc.pemAt >= from) {
+		return sc.pemAt
+	}
+	k := strings.Index(sc.s[from:], pemEndTo)
+	if k >= 0 {
+		k += from
+	}
+	sc.pemSearched, sc.pemFrom, sc.pemAt = true, from, k
+	return k
 }
 
 func pemLabelEnd(s string, i int) int {
