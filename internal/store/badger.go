@@ -429,7 +429,7 @@ func nextUpdatedAt(now time.Time, prev string) (string, error) {
 // setAll writes the latest and version keys and the index entries of c.
 func setAll(txn *badger.Txn, c *medallion.Medallion, value []byte, index [][]byte, scopeVal []byte) error {
 	id := c.Meta.MedallionID
-	if err := txn.Set(latestKey(id), value); err != nil {
+	if err := txn.Set(latestKey(id), versionValue(c.Meta.Version)); err != nil {
 		return err
 	}
 	if err := txn.Set(versionKey(id, c.Meta.Version), value); err != nil {
@@ -445,7 +445,24 @@ func setAll(txn *badger.Txn, c *medallion.Medallion, value []byte, index [][]byt
 
 // getLatest reads the latest version of id, nil when absent.
 func getLatest(txn *badger.Txn, id string) (*medallion.Medallion, error) {
-	return getJSON(txn, latestKey(id))
+	item, err := txn.Get(latestKey(id))
+	if errors.Is(err, badger.ErrKeyNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var version int
+	if err := item.Value(func(v []byte) (err error) { version, err = parseVersion(v); return err }); err != nil {
+		return nil, fmt.Errorf("latest version of %s: %w", id, err)
+	}
+	m, err := getJSON(txn, versionKey(id, version))
+	if err == nil && m == nil {
+		// m/ and v/ keys are written in one transaction, so this is
+		// corruption, not a race.
+		err = fmt.Errorf("latest version %d of %s is not stored", version, id)
+	}
+	return m, err
 }
 
 // getJSON decodes the medallion stored at key, nil when absent. Decoding

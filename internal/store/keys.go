@@ -13,10 +13,14 @@ import (
 // prefix and a slash; the store owns the prefixes below and nothing else,
 // so other data may live beside it under other prefixes.
 //
-//	m/<id>                          → latest version, medallion JSON
-//	v/<id> 0x00 <version u64 BE>    → every version's JSON, the latest included
-//	n/<node> 0x00 <order> <id>      → graph-node index entry → <scope>
-//	t/<tag> 0x00 <order> <id>       → tag index entry → <scope>
+//	m/<id>                          → latest version number, u64 BE
+//	v/<id> 0x00 <version u64 BE>    → that version's medallion JSON
+//	n/<node> 0x00 <order> <id>      → graph-node index entry → <entry>
+//	t/<tag> 0x00 <order> <id>       → tag index entry → <entry>
+//
+// Versions are written once and never change; m/ only names the latest,
+// so the JSON is stored once per version and an update rewrites 8 bytes
+// rather than the previous medallion.
 //
 // <order> is the 12-byte inverted updated_at (seconds since the epoch with
 // the sign bit flipped, u64 BE, then nanoseconds u32 BE, every byte
@@ -25,14 +29,15 @@ import (
 // because the id follows as plain bytes. Every node's and tag's entries
 // sort by this same suffix, so several lists merge in one pass.
 //
-// <scope> is a copy of the medallion's whole scope, "s" then 0x00 and, for
-// every node, "n" <node> 0x00 and, for every tag, "t" <tag> 0x00. It lets
-// LatestForScope walk one list and check the rest of a query against the
-// entry itself (see plan). A scope that would encode to more than
-// maxScopeValue bytes is stored as the single byte "x" instead, and the
+// <entry> is "s", the latest version number (u64 BE), then a copy of the
+// medallion's whole scope: for every node 0x00 "n" <node>, for every tag
+// 0x00 "t" <tag>, and a final 0x00. It lets LatestForScope walk one list,
+// check the rest of a query against the entry itself (see plan) and read
+// the right version without looking up m/. A scope that would take more
+// than maxScopeCopy bytes is left out ("x" and the version only), and the
 // query reads the medallion to check it: the copy is repeated in every
-// entry, so without the cap a medallion with thousands of tags would write
-// megabytes per version.
+// entry, so without the cap a medallion with thousands of tags would
+// write megabytes per version.
 //
 // The 0x00 separators are unambiguous: medallion.Validate rejects control
 // characters in nodes and tags, and ids are limited to [A-Za-z0-9._:-].
@@ -46,13 +51,27 @@ const (
 	sep       = 0x00
 	orderSize = 12
 
-	scopeInline   = 's'
-	scopeOverflow = 'x'
-	maxScopeValue = 2 << 10
+	entryScope   = 's'
+	entryNoScope = 'x'
+	entryHeader  = 1 + 8 // kind, version
+	maxScopeCopy = 2 << 10
 )
 
 func latestKey(id string) []byte {
 	return append([]byte(prefixLatest), id...)
+}
+
+// versionValue is the value of an m/ key.
+func versionValue(version int) []byte {
+	return binary.BigEndian.AppendUint64(nil, uint64(version))
+}
+
+// parseVersion reads an m/ value or the version in an index entry.
+func parseVersion(v []byte) (int, error) {
+	if len(v) != 8 {
+		return 0, fmt.Errorf("bad version value %x", v)
+	}
+	return int(binary.BigEndian.Uint64(v)), nil
 }
 
 // versionPrefix is the prefix of every version key of id; the separator
@@ -105,26 +124,40 @@ func indexEntries(m *medallion.Medallion) (keys [][]byte, value []byte, err erro
 	for _, t := range m.Scope.Tags {
 		keys = append(keys, append(indexPrefix(prefixTag, t), suffix...))
 	}
-	return keys, scopeValue(m.Scope), nil
+	return keys, entryValue(m), nil
 }
 
-// scopeValue encodes a scope for index values (see the key layout).
-func scopeValue(s medallion.Scope) []byte {
-	v := []byte{scopeInline, sep}
-	for _, n := range s.GraphNodes {
-		v = append(append(append(v, 'n'), n...), sep)
+// entryValue encodes the value of m's index entries (see the key layout).
+func entryValue(m *medallion.Medallion) []byte {
+	v := binary.BigEndian.AppendUint64([]byte{entryScope}, uint64(m.Meta.Version))
+	for _, n := range m.Scope.GraphNodes {
+		v = append(append(v, sep, 'n'), n...)
 	}
-	for _, t := range s.Tags {
-		v = append(append(append(v, 't'), t...), sep)
+	for _, t := range m.Scope.Tags {
+		v = append(append(v, sep, 't'), t...)
 	}
-	if len(v) > maxScopeValue {
-		return []byte{scopeOverflow}
+	v = append(v, sep)
+	if len(v)-entryHeader > maxScopeCopy {
+		v[0] = entryNoScope
+		return v[:entryHeader]
 	}
 	return v
 }
 
-// scopeNeedle is what scopeValue holds for one node (kind 'n') or tag
-// ('t'), separators included, so bytes.Contains is an exact match.
+// parseEntry splits an index entry's value into the version and the scope
+// copy; hasScope is false when the scope was too big to copy.
+func parseEntry(v []byte) (version int, scope []byte, hasScope bool, err error) {
+	if len(v) < entryHeader || (v[0] != entryScope && v[0] != entryNoScope) {
+		return 0, nil, false, fmt.Errorf("bad index entry %x", v)
+	}
+	version = int(binary.BigEndian.Uint64(v[1:entryHeader]))
+	return version, v[entryHeader:], v[0] == entryScope, nil
+}
+
+// scopeNeedle is what a scope copy holds for one node (kind 'n') or tag
+// ('t'), with the separators on both sides. Separators only ever precede
+// a kind byte and names hold none, so bytes.Contains on a scope copy
+// matches whole entries only.
 func scopeNeedle(kind byte, name string) []byte {
 	return append(append([]byte{sep, kind}, name...), sep)
 }

@@ -134,7 +134,7 @@ func (b *Badger) plan(nodes, tags []string) plan {
 	return p
 }
 
-// matchValue checks an inline scope copy against the query.
+// matchValue checks a scope copy from an index entry against the query.
 func (p *plan) matchValue(v []byte) bool {
 	for _, n := range p.nodeNeeds {
 		if !bytes.Contains(v, n) {
@@ -205,18 +205,20 @@ func (b *Badger) LatestForScope(ctx context.Context, scope medallion.Scope, limi
 
 		hits = make([]hit, 0, min(limit, 64))
 		for ; cur.valid() && len(hits) < limit; cur.next() {
-			var match, overflow bool
+			h := hit{id: idFromSuffix(cur.key())}
+			var match, hasScope bool
 			err := cur.item().Value(func(v []byte) error {
-				overflow = len(v) == 1 && v[0] == scopeOverflow
-				match = !overflow && p.matchValue(v)
-				return nil
+				var copied []byte
+				var err error
+				h.version, copied, hasScope, err = parseEntry(v)
+				match = hasScope && p.matchValue(copied)
+				return err
 			})
 			if err != nil {
-				return err
+				return fmt.Errorf("index entry of %s: %w", h.id, err)
 			}
-			h := hit{id: idFromSuffix(cur.key())}
-			if overflow {
-				if h.m, err = b.indexed(txn, h.id); err != nil {
+			if !hasScope {
+				if h.m, err = indexed(txn, h.id, h.version); err != nil {
 					return err
 				}
 				match = p.matchScope(h.m.Scope)
@@ -231,11 +233,9 @@ func (b *Badger) LatestForScope(ctx context.Context, scope medallion.Scope, limi
 			if hits[i].m != nil {
 				continue
 			}
-			item, err := txn.Get(latestKey(hits[i].id))
+			item, err := txn.Get(versionKey(hits[i].id, hits[i].version))
 			if errors.Is(err, badger.ErrKeyNotFound) {
-				// Index entries and m/ keys are written in one
-				// transaction, so this is corruption, not a race.
-				return fmt.Errorf("index names %s but it is not stored", hits[i].id)
+				return indexCorrupt(hits[i].id, hits[i].version)
 			}
 			if err != nil {
 				return err
@@ -261,9 +261,10 @@ func (b *Badger) LatestForScope(ctx context.Context, scope medallion.Scope, limi
 // hit is one medallion in a query's answer: its id, its JSON, and once
 // decoded, the medallion.
 type hit struct {
-	id  string
-	raw []byte
-	m   *medallion.Medallion
+	id      string
+	version int
+	raw     []byte
+	m       *medallion.Medallion
 }
 
 // decodeHits decodes the hits' JSON on up to GOMAXPROCS goroutines.
@@ -309,13 +310,18 @@ func decodeHits(hits []hit) error {
 // at least.
 const parallelDecodeMin = 3
 
-// indexed reads the latest version of a medallion an index entry names.
-func (b *Badger) indexed(txn *badger.Txn, id string) (*medallion.Medallion, error) {
-	m, err := getLatest(txn, id)
+// indexed reads the version of a medallion an index entry names.
+func indexed(txn *badger.Txn, id string, version int) (*medallion.Medallion, error) {
+	m, err := getJSON(txn, versionKey(id, version))
 	if err == nil && m == nil {
-		// Index entries and m/ keys are written in one transaction, so
-		// this is corruption, not a race.
-		err = fmt.Errorf("index names %s but it is not stored", id)
+		err = indexCorrupt(id, version)
 	}
 	return m, err
+}
+
+// indexCorrupt reports an index entry naming a version that is not
+// stored. Index entries and versions are written in one transaction, so
+// this is corruption, not a race.
+func indexCorrupt(id string, version int) error {
+	return fmt.Errorf("index names version %d of %s but it is not stored", version, id)
 }
