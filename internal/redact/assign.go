@@ -630,8 +630,8 @@ func (sc *scanner) userPassword(v int) int {
 		e++
 	}
 	colon := strings.IndexByte(s[v+q:e], ':')
-	if colon <= 0 {
-		return 0
+	if colon <= 0 || !userName(s[v+q:v+q+colon]) {
+		return 0 // date -u +%H:%M is no user
 	}
 	ps := v + q + colon + 1
 	pass := s[ps:e]
@@ -640,6 +640,19 @@ func (sc *scanner) userPassword(v int) int {
 	}
 	sc.emit(ps, e, KindBasicAuth)
 	return e
+}
+
+// userName reports whether s can be a user name or an e-mail address.
+func userName(s string) bool {
+	if class[s[0]]&cAlnum == 0 {
+		return false
+	}
+	for i := 1; i < len(s); i++ {
+		if c := s[i]; class[c]&cAlnum == 0 && strings.IndexByte("._@-", c) < 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // url redacts the password of scheme://user:password@host and the secret

@@ -353,6 +353,7 @@ func TestKeepsNonSecrets(t *testing.T) {
 		`"@aws-sdk/credential-providers": "^3.948.0",`,
 		"the bearer of bad news; Basic authentication is discouraged",
 		"git push -u origin main && docker run -u 1000:1000 app && curl -u $USER:$PASS x",
+		`TIMESTAMP="$(date -u +%Y-%m-%dT%H:%M:%S.%6NZ)"`,
 		"docker login --username bob --password-stdin registry.example.com",
 		"Authorization: Bearer $TOKEN",
 		`curl -H "Authorization: Bearer ${API_TOKEN}" https://api.example.com`,
