@@ -55,11 +55,11 @@ func (sc *scanner) separator(i int) int {
 			end = i + 2
 		}
 	}
-	name, letters := nameBefore(s, i)
+	b, e, letters := nameBefore(s, i)
 	if !mayBeSecretName(letters) {
 		return 0 // the common case: "type":, "content":, x = 1
 	}
-	flags, ok := secretName(name)
+	flags, ok := secretName(s[b:e])
 	if !ok {
 		return 0
 	}
@@ -67,10 +67,11 @@ func (sc *scanner) separator(i int) int {
 	return sc.value(flags, end, strict)
 }
 
-// nameBefore returns the name that ends just before the separator at s[i]
-// (spaces and a closing quote, JSON-escaped or not, may sit in between),
-// and the set of letters in it, as bits 1<<(letter-'a').
-func nameBefore(s string, i int) (string, uint32) {
+// nameBefore returns where the name that ends just before the separator at
+// s[i] starts and ends (spaces and a closing quote, JSON-escaped or not,
+// may sit in between), and the set of letters in it, as bits
+// 1<<(letter-'a').
+func nameBefore(s string, i int) (start, end int, letters uint32) {
 	b := i
 	for k := 0; k < 2 && b > 0 && (s[b-1] == ' ' || s[b-1] == '\t'); k++ {
 		b--
@@ -82,7 +83,6 @@ func nameBefore(s string, i int) (string, uint32) {
 		}
 	}
 	e := b
-	var letters uint32
 	for b > 0 && e-b < maxName {
 		c := s[b-1]
 		k := class[c]
@@ -93,7 +93,7 @@ func nameBefore(s string, i int) (string, uint32) {
 		}
 		b--
 	}
-	return s[b:e], letters
+	return b, e, letters
 }
 
 // secretWordLetters holds, for each word hasSecretWord looks for, the set

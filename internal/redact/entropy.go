@@ -66,11 +66,13 @@ func (sc *scanner) highEntropy(i, j int, acc uint8) int {
 			return j
 		}
 	}
+	// The context before the run counts only if it was not redacted
+	// itself, or a second pass would judge the run differently.
 	if i >= 3 && s[i-1] == ':' && class[s[i-2]]&cDigit != 0 && class[s[i-3]]&cLower != 0 &&
-		(i == 3 || class[s[i-4]]&cAlnum == 0) {
+		(i == 3 || class[s[i-4]]&cAlnum == 0) && !sc.redactedAfter(i-3) {
 		return j // a Go checksum: h1:…=, and the t1:, r1: of go mod download
 	}
-	if i >= 7 && s[i-7:i] == "base64," { // data: URL
+	if i >= 7 && s[i-7:i] == "base64," && !sc.redactedAfter(i-7) { // data: URL
 		return j
 	}
 	if run[0] == '/' && strings.Count(run, "/") >= 3 { // an absolute path
@@ -79,7 +81,7 @@ func (sc *scanner) highEntropy(i, j int, acc uint8) int {
 	if !randomShape(run, sc.threshold) {
 		return j
 	}
-	if idName(s, i) {
+	if sc.idName(i) {
 		return j
 	}
 	// Take base64 padding along.
@@ -154,13 +156,20 @@ func entropyThreshold(n int, threshold float64) float64 {
 	return threshold - max(0, 4.6-math.Log2(float64(n)))
 }
 
+// redactedAfter reports whether a span found so far ends after pos.
+func (sc *scanner) redactedAfter(pos int) bool {
+	k := len(sc.spans)
+	return k > 0 && sc.spans[k-1].end > pos
+}
+
 // idName reports whether the run at s[i:] is the value of a name such as
 // "id", "uuid", "signature" or "hash" ("id":"…", sha=…).
-func idName(s string, i int) bool {
+func (sc *scanner) idName(i int) bool {
+	s := sc.s
 	b := i
 	if b > 0 && (s[b-1] == '"' || s[b-1] == '\'') {
 		b--
-		if b > 0 && s[b-1] == '\\' {
+		for k := 0; k < 8 && b > 0 && s[b-1] == '\\'; k++ {
 			b--
 		}
 	}
@@ -170,9 +179,12 @@ func idName(s string, i int) bool {
 	if b == 0 || (s[b-1] != ':' && s[b-1] != '=') {
 		return false
 	}
+	ns, ne, _ := nameBefore(s, b-1)
+	if ne == ns || sc.redactedAfter(ns) {
+		return false // the name itself is redacted: a second pass sees none
+	}
 	var buf [maxName]byte
-	name, _ := nameBefore(s, b-1)
-	n := lowerAlnum(buf[:0], name)
+	n := lowerAlnum(buf[:0], s[ns:ne])
 	for _, sfx := range idNames {
 		if hasSuffix(n, sfx) {
 			return true
