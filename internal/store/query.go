@@ -3,13 +3,9 @@ package store
 import (
 	"bytes"
 	"context"
-	"encoding/json"
-	"errors"
 	"fmt"
-	"runtime"
 	"slices"
 	"sync"
-	"sync/atomic"
 
 	badger "github.com/dgraph-io/badger/v4"
 
@@ -26,12 +22,12 @@ import (
 // shortest list, never every medallion.
 //
 // The first design intersected the lists with a leapfrog join (Seek each
-// list to the highest key among them). On Badger a Seek costs about 15
-// times a Next, as it merges every level of the tree, and a leapfrog step
-// seeks once per list: one node (~200 entries) with one tag (~4,000) over
-// 100k medallions took 1.5 ms, where walking the node's list takes about
-// 0.1 ms (bench_test.go). Walking the shorter list is never worse by more
-// than the length of that list.
+// list to the highest key among them). On Badger a Seek merges every level
+// of the tree and costs several times a Next, and a leapfrog step seeks
+// once per list: one node (~200 entries) with one tag (~4,000) over 100k
+// medallions took 1.5 ms, against 0.25 ms now, most of it decoding the
+// answers (BenchmarkLatestForScope). Walking the shortest list costs at
+// most one Next per entry of that list, which a join cannot beat by much.
 
 // listSizes counts the index entries of every node and tag, keyed by the
 // index prefix, so the planner can pick the shortest list. It is built by
@@ -227,28 +223,21 @@ func (b *Badger) LatestForScope(ctx context.Context, scope medallion.Scope, limi
 				hits = append(hits, h)
 			}
 		}
-		// Copy the JSON out now (Badger's buffers die with the txn) and
-		// decode after it, in parallel.
+		// Decoding is most of a query's cost (encoding/json takes about
+		// 15 µs for a 1.5 KB medallion, finding and reading it 3 µs), so
+		// it waits until the limit is reached. Decoding the hits on
+		// several goroutines was tried and measured slower: waking another
+		// thread costs more than the 10 decodes it would share.
 		for i := range hits {
-			if hits[i].m != nil {
-				continue
-			}
-			item, err := txn.Get(versionKey(hits[i].id, hits[i].version))
-			if errors.Is(err, badger.ErrKeyNotFound) {
-				return indexCorrupt(hits[i].id, hits[i].version)
-			}
-			if err != nil {
-				return err
-			}
-			if hits[i].raw, err = item.ValueCopy(nil); err != nil {
-				return err
+			if hits[i].m == nil {
+				var err error
+				if hits[i].m, err = indexed(txn, hits[i].id, hits[i].version); err != nil {
+					return err
+				}
 			}
 		}
 		return nil
 	})
-	if err == nil {
-		err = decodeHits(hits)
-	}
 	if err != nil {
 		return nil, fmt.Errorf("latest for scope: %w", err)
 	}
@@ -258,57 +247,13 @@ func (b *Badger) LatestForScope(ctx context.Context, scope medallion.Scope, limi
 	return out, nil
 }
 
-// hit is one medallion in a query's answer: its id, its JSON, and once
-// decoded, the medallion.
+// hit is one medallion in a query's answer: its id and version, and once
+// read, the medallion.
 type hit struct {
 	id      string
 	version int
-	raw     []byte
 	m       *medallion.Medallion
 }
-
-// decodeHits decodes the hits' JSON on up to GOMAXPROCS goroutines.
-// Decoding is most of a query's time (about 15 µs per 1.5 KB medallion
-// with encoding/json, against 3 µs to find and read it), and an agent
-// waits on the query, so spreading it over idle cores cuts the latency.
-func decodeHits(hits []hit) error {
-	var todo []int
-	for i, h := range hits {
-		if h.m == nil {
-			todo = append(todo, i)
-		}
-	}
-	errs := make([]error, len(hits))
-	var next atomic.Int64
-	work := func() {
-		for {
-			n := int(next.Add(1)) - 1
-			if n >= len(todo) {
-				return
-			}
-			h := &hits[todo[n]]
-			m := new(medallion.Medallion)
-			if err := json.Unmarshal(h.raw, m); err != nil {
-				errs[todo[n]] = fmt.Errorf("decode %s: %w", h.id, err)
-				continue
-			}
-			h.m, h.raw = m, nil
-		}
-	}
-	// Below a few medallions a goroutine costs more than it saves.
-	helpers := min(runtime.GOMAXPROCS(0), len(todo)/parallelDecodeMin) - 1
-	var wg sync.WaitGroup
-	for range max(helpers, 0) {
-		wg.Go(work)
-	}
-	work()
-	wg.Wait()
-	return errors.Join(errs...)
-}
-
-// parallelDecodeMin is how many medallions each decoding goroutine gets
-// at least.
-const parallelDecodeMin = 3
 
 // indexed reads the version of a medallion an index entry names.
 func indexed(txn *badger.Txn, id string, version int) (*medallion.Medallion, error) {
