@@ -330,7 +330,7 @@ func TestPut(t *testing.T) {
 			file: strings.Replace(museJSON, `"status": "active"`, `"status": "active", "version": 7`, 1),
 			wantStderr: []string{
 				"medallionctl: version conflict: medallion \"muse-project-state\" is at version 1, the update is based on 7\n",
-				"'medallionctl show muse-project-state -o json'",
+				"\nhint: 'medallionctl show muse-project-state -o json' prints the latest version to edit\n",
 			}},
 	}
 	for _, tt := range tests {

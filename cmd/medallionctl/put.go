@@ -104,7 +104,7 @@ func (a *app) readInput(file string) (string, []byte, error) {
 func putError(err error, id string) error {
 	var ae *client.APIError
 	if errors.As(err, &ae) && ae.Body.Code == api.CodeConflict {
-		return fmt.Errorf("%w\nmeta.version must name the latest version: re-read it with 'medallionctl show %s -o json' and apply your change there, or set meta.version to 0 to write on top of the latest", err, id)
+		return fmt.Errorf("%w\nhint: 'medallionctl show %s -o json' prints the latest version to edit", err, id)
 	}
 	return err
 }
