@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"runtime"
 	"slices"
 	"sync"
 	"syscall"
@@ -152,6 +153,8 @@ func seededStore(b *testing.B, size int) *store.Badger {
 		if db.err = <-errs; db.err != nil {
 			return
 		}
+		ms = nil
+		runtime.GC() // drop the seed data before measuring anything
 		// Reopen, as a restarted daemon would, and let Badger finish the
 		// compactions the bulk load queued: queries measured while
 		// compactions share the two cores would mostly measure those.
