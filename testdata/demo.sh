@@ -11,7 +11,7 @@ ctl() { echo "\$ medallionctl $*"; "$bin/medallionctl" --socket "$sock" "$@"; ec
 start() {
 	"$bin/medalliond" run --data-dir "$work/data" --socket "$sock" --log-level warn &
 	pid=$!
-	"$bin/medallionctl" --socket "$sock" status --wait 30s >/dev/null
+	"$bin/medallionctl" --socket "$sock" status --wait 30s >/dev/null 2>&1
 }
 stop() { kill -INT "$pid" 2>/dev/null && wait "$pid" 2>/dev/null || true; }
 trap 'stop; rm -rf "$work"' EXIT INT TERM

@@ -52,7 +52,7 @@ func (e *env) run(args []string) int {
 	root := e.rootCommand()
 	root.SetArgs(args)
 	if err := root.Execute(); err != nil {
-		fmt.Fprintf(e.stderr, "Error: %s\n", errorText(err))
+		fmt.Fprintf(e.stderr, "medalliond: %s\n", errorText(err))
 		return 1
 	}
 	return 0
@@ -101,8 +101,8 @@ const precedenceHelp = `Configuration precedence, lowest to highest:
      $XDG_RUNTIME_DIR/medallion/medallion.sock, log level info)
   2. the config file: --config FILE, else ~/.config/medallion/config.hcl
      ($XDG_CONFIG_HOME/medallion/config.hcl) when it exists
-  3. flags: --data-dir, --socket, --log-level
-  4. environment: MEDALLION_DATA_DIR, MEDALLION_SOCKET, MEDALLION_LOG_LEVEL`
+  3. environment: MEDALLION_DATA_DIR, MEDALLION_SOCKET, MEDALLION_LOG_LEVEL
+  4. flags: --data-dir, --socket, --log-level (what you type wins)`
 
 func (f *configFlags) register(cmd *cobra.Command) {
 	fl := cmd.Flags()
@@ -112,7 +112,10 @@ func (f *configFlags) register(cmd *cobra.Command) {
 	fl.StringVar(&f.logLevel, "log-level", "", "log level: trace, debug, info, warn or error")
 }
 
-// load builds the effective config: defaults, file, flags, environment.
+// load builds the effective config: defaults, file, environment, flags.
+// Flags come last because they are the most specific intent: a
+// MEDALLION_SOCKET exported for medallionctl must not silently override a
+// --socket typed on this command line.
 func (f *configFlags) load(cmd *cobra.Command, getenv func(string) string) (*config.Config, error) {
 	cfg, err := config.Load(f.file)
 	if err != nil {
@@ -128,10 +131,10 @@ func (f *configFlags) load(cmd *cobra.Command, getenv func(string) string) (*con
 			flags = append(flags, config.Override{Key: o.key, Value: o.value, Origin: "--" + o.flag})
 		}
 	}
-	if err := cfg.Apply(flags...); err != nil {
+	if err := cfg.Apply(config.EnvOverrides(getenv)...); err != nil {
 		return nil, err
 	}
-	if err := cfg.Apply(config.EnvOverrides(getenv)...); err != nil {
+	if err := cfg.Apply(flags...); err != nil {
 		return nil, err
 	}
 	return cfg, nil

@@ -153,7 +153,7 @@ func TestConfigErrorShowsDiagnostics(t *testing.T) {
 			t.Fatalf("%v: exit %d, want 1", args, code)
 		}
 		for _, w := range []string{
-			"Error: invalid config:\n",
+			"medalliond: invalid config:\n",
 			"bad.hcl:2,1-9: Unsupported argument",
 			`Did you mean "data_dir"?`,
 			"bad.hcl:3,16-22: Invalid memory_limit",
@@ -192,11 +192,11 @@ func TestConfigShowPrecedence(t *testing.T) {
 				}
 				return ""
 			}},
-		{"env over flags", []string{"--config", "FILE", "--log-level", "warn", "--data-dir", "/flag/data"},
+		{"flags over env over file", []string{"--config", "FILE", "--log-level", "warn", "--data-dir", "/flag/data"},
 			map[string]string{"MEDALLION_LOG_LEVEL": "error", "MEDALLION_DATA_DIR": "/env/data", "MEDALLION_SOCKET": "/env/s.sock"},
 			func(te *testEnv, c *config.Config) string {
-				if c.LogLevel != "error" || c.DataDir != "/env/data" || c.Socket != "/env/s.sock" {
-					return "want the environment over the flags"
+				if c.LogLevel != "warn" || c.DataDir != "/flag/data" || c.Socket != "/env/s.sock" || c.LogFormat != "json" {
+					return "want the flags over the environment, the environment over the file"
 				}
 				return ""
 			}},
@@ -314,7 +314,7 @@ func TestRunDaemonError(t *testing.T) {
 	if code := te.run([]string{"run", "--socket", sock}); code != 1 {
 		t.Fatalf("exit %d, want 1", code)
 	}
-	if !strings.Contains(te.errOut.String(), "Error: listen: "+sock+" exists and is not a socket") {
+	if !strings.Contains(te.errOut.String(), "medalliond: listen: "+sock+" exists and is not a socket") {
 		t.Errorf("stderr: %s", te.errOut)
 	}
 }

@@ -68,9 +68,16 @@ func goTool() string {
 func fileExists(p string) bool { _, err := os.Stat(p); return err == nil }
 
 func TestScripts(t *testing.T) {
+	// A hung daemon must fail the scripts in minutes, not eat the whole
+	// go test timeout.
+	deadline := time.Now().Add(4 * time.Minute)
+	if d, ok := t.Deadline(); ok && d.Before(deadline) {
+		deadline = d
+	}
 	testscript.Run(t, testscript.Params{
-		Dir:   "testdata/script",
-		Setup: setupScript,
+		Deadline: deadline,
+		Dir:      "testdata/script",
+		Setup:    setupScript,
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
 			"jsonget": cmdJSONGet,
 			"later":   cmdLater,
