@@ -18,6 +18,7 @@ package api
 
 import (
 	"github.com/medallionhq/medallion/internal/medallion"
+	"github.com/medallionhq/medallion/internal/episode"
 )
 
 // VersionHeader carries the server's build version on every response; the
@@ -57,6 +58,8 @@ type Status struct {
 	Medallions int    `json:"medallions"`
 	// StoreBytes is the on-disk size of the store (LSM + value log).
 	StoreBytes int64 `json:"store_bytes"`
+	// Ingest is nil when the daemon runs without ingestion.
+	Ingest *IngestStatus `json:"ingest,omitempty"`
 }
 
 // ListResponse answers GET /v1/medallions.
@@ -75,4 +78,93 @@ type PutResponse struct {
 type HistoryResponse struct {
 	ID       string                  `json:"medallion_id"`
 	Versions []medallion.VersionInfo `json:"versions"`
+}
+
+// Ingestion and checkpoint endpoints:
+//
+//	GET  /v1/sessions                       SessionsResponse (most recent first)
+//	GET  /v1/sessions/{id}?after=SEQ&limit=N SessionResponse (the buffered episode)
+//	POST /v1/checkpoint                     CheckpointRequest → CheckpointResponse
+//
+// Session ids may contain "/" (subagents: "<parent>/agent-<id>"); the
+// {id...} path pattern takes the rest of the path.
+
+// SessionsResponse answers GET /v1/sessions.
+type SessionsResponse struct {
+	Sessions []episode.SessionInfo `json:"sessions"`
+}
+
+// SessionResponse answers GET /v1/sessions/{id}.
+type SessionResponse struct {
+	Session episode.SessionInfo     `json:"session"`
+	Events  []episode.BufferedEvent `json:"events"`
+}
+
+// CheckpointRequest asks for a manual checkpoint: of one session, or of every
+// session with buffered events when SessionID is empty.
+type CheckpointRequest struct {
+	SessionID string `json:"session_id,omitempty"`
+	Note      string `json:"note,omitempty"`
+}
+
+// CheckpointResult is one session's checkpoint.
+type CheckpointResult struct {
+	SessionID string   `json:"session_id"`
+	Scope     []string `json:"scope"`
+	Trigger   string   `json:"trigger"`
+	Events    int      `json:"events"`
+	// MedallionID and Version name what the curator stored, when it stored
+	// a medallion.
+	MedallionID string `json:"medallion_id,omitempty"`
+	Version     int    `json:"version,omitempty"`
+	Error       string `json:"error,omitempty"`
+}
+
+// CheckpointResponse answers POST /v1/checkpoint.
+type CheckpointResponse struct {
+	Checkpoints []CheckpointResult `json:"checkpoints"`
+}
+
+// IngestStatus is the ingestion part of Status.
+type IngestStatus struct {
+	// Watches lists the configured (or default) watch roots.
+	Watches []WatchStatus `json:"watches"`
+	// WatchedDirs is how many directories have an inotify watch.
+	WatchedDirs int `json:"watched_dirs"`
+	// Files is how many transcript files are tracked.
+	Files int `json:"files"`
+	// Bytes, Lines and Events are totals ingested since the daemon started;
+	// Duplicates counts events dropped because their id was already stored.
+	Bytes      int64 `json:"bytes"`
+	Lines      int64 `json:"lines"`
+	Events     int64 `json:"events"`
+	Duplicates int64 `json:"duplicates"`
+	// Skipped counts lines and records not ingested, by reason
+	// ("invalid_json", "line_too_long", "binary", "unknown_type:x" …).
+	Skipped map[string]int64 `json:"skipped"`
+	// Redactions counts secrets replaced before storage.
+	Redactions int64 `json:"redactions"`
+	// BacklogBytes is how many bytes of tracked files are not ingested yet:
+	// how far behind the daemon is.
+	BacklogBytes int64 `json:"backlog_bytes"`
+	// LastIngestAt is when an event was last stored.
+	LastIngestAt string `json:"last_ingest_at,omitempty"`
+	// Sessions and BufferedEvents summarise the episode buffers.
+	Sessions       int   `json:"sessions"`
+	BufferedEvents int64 `json:"buffered_events"`
+	Checkpoints    int64 `json:"checkpoints"`
+	// Errors are recent problems a user can act on (inotify limits, an
+	// unreadable folder), newest first, at most 10.
+	Errors []string `json:"errors,omitempty"`
+}
+
+// WatchStatus describes one watch root.
+type WatchStatus struct {
+	Name   string `json:"name"`
+	Path   string `json:"path"`
+	Format string `json:"format"`
+	// Exists is false while the root folder does not exist yet (it is
+	// picked up when it appears).
+	Exists bool `json:"exists"`
+	Files  int  `json:"files"`
 }

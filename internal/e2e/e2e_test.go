@@ -10,7 +10,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -58,9 +57,13 @@ func buildBinaries(dir string) error {
 	return nil
 }
 
+// goTool finds the go command: the one running this test (go test sets
+// GOROOT in its environment for the tests it runs), else the PATH's.
 func goTool() string {
-	if p := filepath.Join(runtime.GOROOT(), "bin", "go"); fileExists(p) {
-		return p
+	if root := os.Getenv("GOROOT"); root != "" {
+		if p := filepath.Join(root, "bin", "go"); fileExists(p) {
+			return p
+		}
 	}
 	return "go"
 }

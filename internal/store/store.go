@@ -21,6 +21,8 @@ var (
 	ErrExists = errors.New("already exists")
 	// ErrConflict: Update based on a version that is no longer the latest.
 	ErrConflict = errors.New("version conflict")
+	// ErrBatchTooLarge: an IngestBatch that does not fit one transaction.
+	ErrBatchTooLarge = errors.New("batch too large for one transaction")
 )
 
 // Store is the medallion store contract.
