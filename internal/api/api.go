@@ -17,8 +17,8 @@
 package api
 
 import (
-	"github.com/medallionhq/medallion/internal/medallion"
 	"github.com/medallionhq/medallion/internal/episode"
+	"github.com/medallionhq/medallion/internal/medallion"
 )
 
 // VersionHeader carries the server's build version on every response; the

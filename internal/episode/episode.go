@@ -42,4 +42,3 @@ type BufferedEvent struct {
 	Seq   uint64           `json:"seq"`
 	Event transcript.Event `json:"event"`
 }
-
