@@ -235,17 +235,30 @@ func medallionPath(id string) (string, error) {
 }
 
 // do sends one request and decodes a 2xx JSON answer into out, or returns an
-// *APIError for any other status.
+// *APIError for any other status. path is escaped.
 func (c *Client) do(ctx context.Context, method, path string, q url.Values, in, out any) error {
+	return c.send(ctx, 0, method, path, q, in, out)
+}
+
+// send is do with a lower bound on the timeout, for requests that are known
+// to take longer than a lookup.
+func (c *Client) send(ctx context.Context, minTimeout time.Duration, method, path string, q url.Values, in, out any) error {
 	timeout := c.Timeout
 	if timeout <= 0 {
 		timeout = DefaultTimeout
 	}
+	timeout = max(timeout, minTimeout)
 	parent := ctx
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 
-	u := url.URL{Scheme: "http", Host: "medalliond", Path: path}
+	// path arrives escaped (ids are escaped segment by segment); RawPath
+	// keeps that escaping, where Path alone would be escaped again.
+	unescaped, err := url.PathUnescape(path)
+	if err != nil {
+		return fmt.Errorf("build %s %s request: %w", method, path, err)
+	}
+	u := url.URL{Scheme: "http", Host: "medalliond", Path: unescaped, RawPath: path}
 	if len(q) > 0 {
 		u.RawQuery = q.Encode()
 	}

@@ -18,7 +18,9 @@ import (
 	"time"
 
 	"github.com/medallionhq/medallion/internal/api"
+	"github.com/medallionhq/medallion/internal/episode"
 	"github.com/medallionhq/medallion/internal/medallion"
+	"github.com/medallionhq/medallion/internal/transcript"
 	"github.com/medallionhq/medallion/internal/version"
 )
 
@@ -156,6 +158,47 @@ func TestRequests(t *testing.T) {
 			}()},
 			status: 201, resp: put,
 		},
+		{
+			name:   "sessions",
+			call:   func(ctx context.Context, c *Client) (any, error) { return c.Sessions(ctx) },
+			want:   recorded{Method: "GET", Path: "/v1/sessions"},
+			status: 200, resp: []episode.SessionInfo{sampleSession("s1"), sampleSession("s2/agent-a1")},
+		},
+		{
+			name: "session page",
+			call: func(ctx context.Context, c *Client) (any, error) {
+				return c.Session(ctx, "s1/agent-a1", 7, 50)
+			},
+			want:   recorded{Method: "GET", Path: "/v1/sessions/s1/agent-a1", Query: "after=7&limit=50"},
+			status: 200, resp: &api.SessionResponse{Session: sampleSession("s1/agent-a1"), Events: []episode.BufferedEvent{
+				{Seq: 8, Event: transcript.Event{ID: "e8", Kind: transcript.KindToolCall, Agent: "claude-code", Tool: "Bash", Command: "go test ./..."}},
+			}},
+		},
+		{
+			name:   "session from the start with the default page",
+			call:   func(ctx context.Context, c *Client) (any, error) { return c.Session(ctx, "s1", 0, 0) },
+			want:   recorded{Method: "GET", Path: "/v1/sessions/s1"},
+			status: 200, resp: &api.SessionResponse{Session: sampleSession("s1"), Events: []episode.BufferedEvent{}},
+		},
+		{
+			name: "checkpoint posts the request",
+			call: func(ctx context.Context, c *Client) (any, error) {
+				return c.Checkpoint(ctx, api.CheckpointRequest{SessionID: "s1", Note: "parser done"})
+			},
+			want: recorded{Method: "POST", Path: "/v1/checkpoint", ContentType: "application/json",
+				Body: `{"session_id":"s1","note":"parser done"}`},
+			status: 200, resp: &api.CheckpointResponse{Checkpoints: []api.CheckpointResult{
+				{SessionID: "s1", Scope: []string{"repo:muse"}, Trigger: "manual", Events: 12},
+			}},
+		},
+		{
+			name: "checkpoint of every session sends an empty request",
+			call: func(ctx context.Context, c *Client) (any, error) {
+				return c.Checkpoint(ctx, api.CheckpointRequest{})
+			},
+			want:   recorded{Method: "POST", Path: "/v1/checkpoint", ContentType: "application/json", Body: `{}`},
+			status: 200, resp: &api.CheckpointResponse{Checkpoints: []api.CheckpointResult{}},
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -167,8 +210,11 @@ func TestRequests(t *testing.T) {
 				got = append(got, recorded{r.Method, r.URL.Path, r.URL.RawQuery, r.Header.Get("Content-Type"), string(body)})
 				mu.Unlock()
 				resp := tt.resp
-				if ms, ok := resp.([]*medallion.Medallion); ok {
-					resp = api.ListResponse{Medallions: ms}
+				switch v := resp.(type) {
+				case []*medallion.Medallion:
+					resp = api.ListResponse{Medallions: v}
+				case []episode.SessionInfo:
+					resp = api.SessionsResponse{Sessions: v}
 				}
 				writeJSON(w, tt.status, resp)
 			}))

@@ -261,13 +261,8 @@ func decodeMedallion(r *http.Request) (*medallion.Medallion, error) {
 	if err := dec.Decode(m); err != nil {
 		return nil, bodyError(err)
 	}
-	// Anything after the value but white space is a client bug.
-	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
-		var mbe *http.MaxBytesError
-		if errors.As(err, &mbe) {
-			return nil, err
-		}
-		return nil, badRequest("invalid JSON: the request body holds more than one JSON value")
+	if err := expectEOF(dec); err != nil {
+		return nil, err
 	}
 	return m, nil
 }

@@ -58,6 +58,19 @@ type Config struct {
 	// DiskUsage reports the store's size in bytes for GET /v1/status;
 	// nil reports 0.
 	DiskUsage func() int64
+
+	// Episodes holds the ingested sessions and their episode buffers for
+	// GET /v1/sessions[/{id}]; nil answers those with 404 "ingestion is
+	// not enabled".
+	Episodes store.EpisodeStore
+	// Checkpoint runs a manual checkpoint for POST /v1/checkpoint; nil
+	// answers 404 likewise. An error wrapping store.ErrNotFound (an unknown
+	// session) is a 404, any other a 500; a failure of one session's
+	// curation belongs in its CheckpointResult instead.
+	Checkpoint func(ctx context.Context, req api.CheckpointRequest) (api.CheckpointResponse, error)
+	// Ingest reports the ingestion figures for GET /v1/status; nil leaves
+	// Status.Ingest out.
+	Ingest func() *api.IngestStatus
 }
 
 // Server is the local API server.
@@ -103,6 +116,9 @@ func (s *Server) routes() *http.ServeMux {
 	mux.Handle("GET /v1/medallions/{id}", s.endpoint(s.get))
 	mux.Handle("PUT /v1/medallions/{id}", s.endpoint(s.put))
 	mux.Handle("GET /v1/medallions/{id}/history", s.endpoint(s.history))
+	mux.Handle("GET /v1/sessions", s.endpoint(s.sessions))
+	mux.Handle("GET /v1/sessions/{id...}", s.endpoint(s.session))
+	mux.Handle("POST /v1/checkpoint", extendWrite(checkpointWriteTimeout, s.endpoint(s.checkpoint)))
 	return mux
 }
 
@@ -339,6 +355,10 @@ func (s *Server) status(r *http.Request) (any, error) {
 	if err != nil {
 		return nil, err
 	}
+	var ingest *api.IngestStatus
+	if s.cfg.Ingest != nil {
+		ingest = s.cfg.Ingest()
+	}
 	return api.Status{
 		Version:    version.String(),
 		PID:        os.Getpid(),
@@ -348,6 +368,7 @@ func (s *Server) status(r *http.Request) (any, error) {
 		Socket:     s.cfg.Socket,
 		Medallions: n,
 		StoreBytes: s.cfg.DiskUsage(),
+		Ingest:     ingest,
 	}, nil
 }
 
