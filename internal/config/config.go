@@ -20,6 +20,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/hclsyntax"
@@ -57,8 +58,8 @@ var LogFormats = []string{"text", "json"}
 
 // Config is the daemon's effective configuration.
 //
-// Later features add their blocks (watch "NAME" {...}, checkpoint {...}) as
-// new fields here and in fileConfig; existing fields keep their meaning.
+// Later features add their blocks as new fields here and in fileSchema;
+// existing fields keep their meaning.
 type Config struct {
 	// DataDir holds the store and the daemon's lock file (absolute).
 	DataDir string
@@ -71,6 +72,16 @@ type Config struct {
 	// MemoryLimit is the Go runtime's soft memory limit in bytes; 0 means
 	// the daemon leaves the runtime's limit alone (GOMEMLIMIT or none).
 	MemoryLimit int64
+
+	// Watches are the watch blocks in file order; empty means the daemon
+	// watches DefaultWatches (see EffectiveWatches).
+	Watches []Watch
+	// Checkpoint is the checkpoint trigger policy.
+	Checkpoint Checkpoint
+	// ScopeRules map folders to graph nodes, in file order.
+	ScopeRules []ScopeRule
+	// Ingest bounds line and text sizes and sets the reconcile interval.
+	Ingest Ingest
 
 	// File is the config file these values were loaded from, "" when none.
 	File string
@@ -87,6 +98,12 @@ var fileSchema = &hcl.BodySchema{
 		{Name: "log_format"},
 		{Name: "memory_limit"},
 	},
+	Blocks: []hcl.BlockHeaderSchema{
+		{Type: "watch", LabelNames: []string{"name"}},
+		{Type: "checkpoint"},
+		{Type: "scope_rule", LabelNames: []string{"name"}},
+		{Type: "ingest"},
+	},
 }
 
 // Default returns the built-in configuration, with paths from the XDG
@@ -98,6 +115,8 @@ func Default() *Config {
 		LogLevel:    "info",
 		LogFormat:   "text",
 		MemoryLimit: DefaultMemoryLimit,
+		Checkpoint:  DefaultCheckpoint,
+		Ingest:      DefaultIngest,
 	}
 }
 
@@ -187,6 +206,7 @@ func (c *Config) decode(filename string, src []byte) error {
 			})
 		}
 	}
+	errs = append(errs, c.decodeBlocks(dir, content.Blocks)...)
 	if errs.HasErrors() {
 		// In file order, whichever check found them.
 		slices.SortStableFunc(errs, func(a, b *hcl.Diagnostic) int { return a.Subject.Start.Byte - b.Subject.Start.Byte })
@@ -295,7 +315,55 @@ func (c *Config) HCL() []byte {
 	} {
 		fmt.Fprintf(&b, "%-12s = %s\n", kv[0], quoteHCL(kv[1]))
 	}
+	if len(c.Watches) == 0 {
+		b.WriteString("\n# No watch block: the daemon watches these folders, each once it exists:\n")
+		for _, w := range DefaultWatches() {
+			fmt.Fprintf(&b, "#   %s (%s)\n", w.Path, w.Format)
+		}
+	}
+	for _, w := range c.Watches {
+		fmt.Fprintf(&b, "\nwatch %s {\n", quoteHCL(w.Name))
+		fmt.Fprintf(&b, "  path    = %s\n", quoteHCL(w.Path))
+		fmt.Fprintf(&b, "  format  = %s\n", quoteHCL(w.Format))
+		fmt.Fprintf(&b, "  include = %s\n", hclList(w.Include))
+		fmt.Fprintf(&b, "  exclude = %s\n", hclList(w.Exclude))
+		b.WriteString("}\n")
+	}
+	cp := c.Checkpoint
+	fmt.Fprintf(&b, "\ncheckpoint {\n  every_events = %d\n  min_events   = %d\n  idle         = %s\n  schedule     = %s\n}\n",
+		cp.EveryEvents, cp.MinEvents, quoteHCL(formatDuration(cp.Idle)), quoteHCL(cp.Schedule))
+	for _, r := range c.ScopeRules {
+		fmt.Fprintf(&b, "\nscope_rule %s {\n  path  = %s\n  nodes = %s\n}\n", quoteHCL(r.Name), quoteHCL(r.Path), hclList(r.Nodes))
+	}
+	in := c.Ingest
+	fmt.Fprintf(&b, "\ningest {\n  max_line         = %s\n  max_text         = %s\n  max_message_text = %s\n  reconcile        = %s\n}\n",
+		quoteHCL(FormatSize(in.MaxLine)), quoteHCL(FormatSize(in.MaxText)), quoteHCL(FormatSize(in.MaxMessageText)), quoteHCL(formatDuration(in.Reconcile)))
 	return []byte(b.String())
+}
+
+// hclList renders a list of strings as an HCL tuple.
+func hclList(items []string) string {
+	q := make([]string, len(items))
+	for i, s := range items {
+		q[i] = quoteHCL(s)
+	}
+	return "[" + strings.Join(q, ", ") + "]"
+}
+
+// formatDuration renders d so that parseDuration reads it back: "off" for
+// 0, else Go's form without the zero units ("10m", not "10m0s").
+func formatDuration(d time.Duration) string {
+	if d == 0 {
+		return "off"
+	}
+	s := d.String()
+	if strings.HasSuffix(s, "m0s") {
+		s = strings.TrimSuffix(s, "0s")
+	}
+	if strings.HasSuffix(s, "h0m") {
+		s = strings.TrimSuffix(s, "0m")
+	}
+	return s
 }
 
 // quoteHCL quotes s as an HCL string literal. Unlike strconv.Quote it also

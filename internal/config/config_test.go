@@ -5,8 +5,10 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
+	"time"
 )
 
 // setXDG points every XDG base directory into a fresh temp dir, so tests
@@ -41,8 +43,10 @@ func TestDefaultHonoursXDG(t *testing.T) {
 		LogLevel:    "info",
 		LogFormat:   "text",
 		MemoryLimit: 96 << 20,
+		Checkpoint:  Checkpoint{EveryEvents: 10, MinEvents: 5, Idle: 10 * time.Minute},
+		Ingest:      Ingest{MaxLine: 16 << 20, MaxText: 4 << 10, MaxMessageText: 16 << 10, Reconcile: 5 * time.Minute},
 	}
-	if *got != want {
+	if !reflect.DeepEqual(*got, want) {
 		t.Errorf("Default() = %+v, want %+v", *got, want)
 	}
 }
@@ -55,7 +59,7 @@ func TestLoadDefaultFile(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Load(\"\") without a file: %v", err)
 	}
-	if *cfg != *Default() {
+	if !reflect.DeepEqual(cfg, Default()) {
 		t.Errorf("Load(\"\") = %+v, want defaults %+v", *cfg, *Default())
 	}
 
@@ -131,7 +135,8 @@ func TestLoadKeys(t *testing.T) {
 			func(c *Config) bool { return c.MemoryLimit == 32<<20 }, "32MiB"},
 		{"comments and all keys", "# c\ndata_dir = \"/d\" // c\nsocket = \"/s\"\nlog_level = \"warn\"\nlog_format = \"text\"\nmemory_limit = \"1GiB\"\n",
 			func(c *Config) bool {
-				return *c == Config{DataDir: "/d", Socket: "/s", LogLevel: "warn", LogFormat: "text", MemoryLimit: 1 << 30, File: c.File}
+				return reflect.DeepEqual(*c, Config{DataDir: "/d", Socket: "/s", LogLevel: "warn", LogFormat: "text", MemoryLimit: 1 << 30, File: c.File,
+					Checkpoint: DefaultCheckpoint, Ingest: DefaultIngest})
 			}, "all set"},
 	}
 	for _, tt := range tests {
@@ -161,8 +166,8 @@ func TestLoadErrors(t *testing.T) {
 	}{
 		{"unknown key with suggestion", "log_level = \"loud\"\n\ndat_dir = \"/x\"\n",
 			[]string{"config.hcl:3,1-8: Unsupported argument", `Did you mean "data_dir"?`, "config.hcl:1,13-19: Invalid log_level"}},
-		{"unknown block", "watch \"x\" {\n}\n",
-			[]string{"config.hcl:1,1-6: Unsupported block type"}},
+		{"unknown block", "watcher \"x\" {\n}\n",
+			[]string{"config.hcl:1,1-8: Unsupported block type", `Did you mean "watch"?`}},
 		{"syntax error", "log_level = \n",
 			[]string{"config.hcl:1,"}},
 		{"bad log_level", "log_level = \"loud\"\n",
@@ -305,8 +310,17 @@ func TestHCLRoundTrip(t *testing.T) {
 	setXDG(t)
 	tests := []*Config{
 		Default(),
-		{DataDir: "/data/${x}", Socket: `/run/"q"/s.sock`, LogLevel: "trace", LogFormat: "json", MemoryLimit: 0},
-		{DataDir: "/d", Socket: "/s", LogLevel: "warn", LogFormat: "text", MemoryLimit: 100e6},
+		{DataDir: "/data/${x}", Socket: `/run/"q"/s.sock`, LogLevel: "trace", LogFormat: "json", MemoryLimit: 0,
+			Checkpoint: DefaultCheckpoint, Ingest: DefaultIngest},
+		{DataDir: "/d", Socket: "/s", LogLevel: "warn", LogFormat: "text", MemoryLimit: 100e6,
+			Watches: []Watch{
+				{Name: "claude", Path: "/home/u/.claude/projects", Format: "claude-code", Include: []string{"**/*.jsonl"}, Exclude: []string{}},
+				{Name: "mine %{x}", Path: "/t/${y}", Format: "auto", Include: []string{"a/*.jsonl", "**/b-?.jsonl"}, Exclude: []string{"**/tmp/**"}},
+			},
+			Checkpoint: Checkpoint{EveryEvents: 0, MinEvents: 3, Idle: 90 * time.Minute, Schedule: "CRON_TZ=UTC 30 2 * * 1-5"},
+			ScopeRules: []ScopeRule{{Name: "cli", Path: "/w/muse/cli", Nodes: []string{"repo:muse", "module:cli"}}},
+			Ingest:     Ingest{MaxLine: 1 << 20, MaxText: 1000, MaxMessageText: 8 << 10, Reconcile: 90 * time.Second},
+		},
 	}
 	for _, want := range tests {
 		path := writeFile(t, filepath.Join(t.TempDir(), "shown.hcl"), string(want.HCL()))
@@ -315,7 +329,7 @@ func TestHCLRoundTrip(t *testing.T) {
 			t.Fatalf("Load(HCL()) of %+v: %v\n%s", *want, err, want.HCL())
 		}
 		got.File = ""
-		if *got != *want {
+		if !reflect.DeepEqual(got, want) {
 			t.Errorf("round trip = %+v, want %+v\n%s", *got, *want, want.HCL())
 		}
 	}
@@ -330,7 +344,7 @@ func TestExampleParses(t *testing.T) {
 		t.Fatalf("config.hcl.example: %v", err)
 	}
 	cfg.File = ""
-	if *cfg != *Default() {
+	if !reflect.DeepEqual(cfg, Default()) {
 		t.Errorf("config.hcl.example sets %+v, want the defaults %+v", *cfg, *Default())
 	}
 	src, err := os.ReadFile(filepath.Join("..", "..", "config.hcl.example"))
