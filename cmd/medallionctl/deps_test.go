@@ -30,9 +30,14 @@ func TestDeps(t *testing.T) {
 		"github.com/dgraph-io/badger",
 		"github.com/fsnotify/fsnotify",
 		"github.com/sashabaranov/go-openai",
+		"github.com/robfig/cron",
 		"github.com/medallionhq/medallion/internal/store",
 		"github.com/medallionhq/medallion/internal/server",
 		"github.com/medallionhq/medallion/internal/daemon",
+		// The ingestion side: the CLI sees sessions only through the API
+		// types (internal/episode holds them without any of this).
+		"github.com/medallionhq/medallion/internal/tail",
+		"github.com/medallionhq/medallion/internal/watch",
 	}
 	deps := strings.Fields(string(out))
 	if len(deps) == 0 {

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/medallionhq/medallion/internal/api"
+	"github.com/medallionhq/medallion/internal/episode"
 	"github.com/medallionhq/medallion/internal/medallion"
 	"github.com/medallionhq/medallion/internal/version"
 )
@@ -35,6 +36,18 @@ type fakeDaemon struct {
 	clock    time.Time
 	versions map[string][]*medallion.Medallion
 	requests []string
+
+	// ingest is Status.Ingest. sessions (most recently active first) and
+	// episodes answer the session endpoints, checkpointErrs fails the
+	// checkpoint of a session with that message, and checkpointReqs
+	// records the checkpoint requests. noIngest answers the session and
+	// checkpoint endpoints with 404, like a daemon without ingestion.
+	ingest         *api.IngestStatus
+	noIngest       bool
+	sessions       []episode.SessionInfo
+	episodes       map[string][]episode.BufferedEvent
+	checkpointErrs map[string]string
+	checkpointReqs []api.CheckpointRequest
 }
 
 // socketPath returns a fresh socket path short enough for sun_path, in a
@@ -96,7 +109,7 @@ func (f *fakeDaemon) handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /v1/status", func(w http.ResponseWriter, r *http.Request) {
 		f.mu.Lock()
-		statusErr, version, count := f.statusErr, f.version, len(f.versions)
+		statusErr, version, count, ingest := f.statusErr, f.version, len(f.versions), f.ingest
 		f.mu.Unlock()
 		if statusErr != nil {
 			f.reply(w, http.StatusInternalServerError, statusErr)
@@ -105,7 +118,7 @@ func (f *fakeDaemon) handler() http.Handler {
 		f.reply(w, http.StatusOK, &api.Status{
 			Version: version, PID: 4242, StartedAt: "2025-11-17T08:00:00.000000Z", UptimeSec: 5400,
 			DataDir: "/home/ada/.local/share/medallion", Socket: "/run/user/1000/medallion/medallion.sock",
-			Medallions: count, StoreBytes: 3 << 20,
+			Medallions: count, StoreBytes: 3 << 20, Ingest: ingest,
 		})
 	})
 	mux.HandleFunc("GET /v1/medallions", func(w http.ResponseWriter, r *http.Request) {
@@ -160,6 +173,7 @@ func (f *fakeDaemon) handler() http.Handler {
 	})
 	mux.HandleFunc("POST /v1/medallions", func(w http.ResponseWriter, r *http.Request) { f.write(w, r, "") })
 	mux.HandleFunc("PUT /v1/medallions/{id}", func(w http.ResponseWriter, r *http.Request) { f.write(w, r, r.PathValue("id")) })
+	f.sessionRoutes(mux)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		f.mu.Lock()
 		f.requests = append(f.requests, r.Method+" "+r.URL.RequestURI())

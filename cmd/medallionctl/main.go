@@ -1,5 +1,6 @@
 // Command medallionctl asks a running medalliond, over its Unix socket, about
-// its status and the medallions it stores, and stores medallions in it.
+// its status, the agent sessions it has ingested and the medallions it
+// stores; it stores medallions and asks for checkpoints.
 //
 // It imports only the client, the API types and the medallion schema, never
 // the store, watcher or LLM code (deps_test.go guards that), so it stays a
@@ -99,6 +100,11 @@ medallions: structured, versioned save files that let a coding agent continue
 where the last session stopped (what is understood, decided and left open for
 one scope, such as a repo or a module).
 
+The daemon reads the transcripts coding agents write (Claude Code, Codex
+CLI) and buffers each session's events until a checkpoint curates them into
+the medallion of the session's scope: "sessions" and "session show" show
+what it has read, "checkpoint" curates now.
+
 Every command except "schema" needs a running daemon. medallionctl reaches it
 over a Unix socket: --socket, else $` + socketEnv + `, else the default path
 under $XDG_RUNTIME_DIR (or the temp dir).
@@ -107,6 +113,7 @@ Read commands print a table by default; -o json prints the API response.
 Errors go to stderr; the exit code is 0 on success, 1 on failure and 2 for a
 command line that cannot be run as written.`,
 		Example: `  medallionctl status --wait 10s
+  medallionctl sessions
   medallionctl list --node repo:muse
   medallionctl show muse-project-state
   medallionctl put -f medallion.json`,
@@ -142,6 +149,9 @@ command line that cannot be run as written.`,
 		a.showCommand(),
 		a.historyCommand(),
 		a.putCommand(),
+		a.sessionsCommand(),
+		a.sessionCommand(),
+		a.checkpointCommand(),
 		a.schemaCommand(),
 		a.versionCommand(),
 	)

@@ -18,12 +18,17 @@ import (
 	"github.com/medallionhq/medallion/internal/version"
 )
 
+// testNow is the time the tests run at, as far as medallionctl knows.
+var testNow = time.Date(2025, 11, 17, 9, 30, 0, 0, time.UTC)
+
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
 
 func TestMain(m *testing.M) {
 	// A fixed build version keeps the golden files independent of how the
 	// test binary was built (VCS stamping, -ldflags).
 	version.Version = "v1.0.0-test"
+	// Relative times ("3m ago") are measured from the fake daemon's clock.
+	now = func() time.Time { return testNow }
 	os.Exit(m.Run())
 }
 
@@ -396,6 +401,9 @@ func TestDaemonDown(t *testing.T) {
 		{"show", "muse-project-state"},
 		{"history", "muse-project-state"},
 		{"put", "-f", file},
+		{"sessions"},
+		{"session", "show", "0b9c6a1e"},
+		{"checkpoint", "--note", "done"},
 	} {
 		r := ctl(t, "", append([]string{"--socket", sock}, args...)...)
 		if r.code != 1 || r.stdout != "" || r.stderr != want {
@@ -584,6 +592,14 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"put"}, "medallionctl: put needs -f FILE (or -f - for stdin)\nRun 'medallionctl put --help' for usage.\n"},
 		{[]string{"status", "--wait", "soon"}, "medallionctl: invalid argument \"soon\" for \"--wait\" flag: time: invalid duration \"soon\"\nRun 'medallionctl status --help' for usage.\n"},
 		{[]string{"status", "--wait", "-1s"}, "medallionctl: --wait must not be negative (got -1s)\nRun 'medallionctl status --help' for usage.\n"},
+		{[]string{"sessions", "x"}, "medallionctl: sessions takes 0 argument(s), got 1: [\"x\"]\nRun 'medallionctl sessions --help' for usage.\n"},
+		{[]string{"sessions", "--limit", "-1"}, "medallionctl: --limit must not be negative (got -1)\nRun 'medallionctl sessions --help' for usage.\n"},
+		{[]string{"session", "shwo"}, "medallionctl: unknown command \"shwo\" for \"medallionctl session\" (did you mean \"show\"?)\nRun 'medallionctl session --help' for usage.\n"},
+		{[]string{"session", "show"}, "medallionctl: show needs ID\nRun 'medallionctl session show --help' for usage.\n"},
+		{[]string{"session", "show", "a", "--limit", "0"}, "medallionctl: --limit must be at least 1 (got 0)\nRun 'medallionctl session show --help' for usage.\n"},
+		{[]string{"session", "show", "a", "--all", "--limit", "5"}, "medallionctl: give --all or --limit, not both\nRun 'medallionctl session show --help' for usage.\n"},
+		{[]string{"checkpoint", "--session", " "}, "medallionctl: --session needs a session id (leave it out to checkpoint every session)\nRun 'medallionctl checkpoint --help' for usage.\n"},
+		{[]string{"checkpoint", "now"}, "medallionctl: checkpoint takes 0 argument(s), got 1: [\"now\"]\nRun 'medallionctl checkpoint --help' for usage.\n"},
 	}
 	for _, tt := range tests {
 		r := ctl(t, "", append([]string{"--socket", "/nonexistent/s.sock"}, tt.args...)...)
@@ -607,6 +623,11 @@ func TestHelpTeaches(t *testing.T) {
 		{[]string{"put", "--help"}, []string{"-f, --file", "meta.version", "Examples:", "put -f -"}},
 		{[]string{"schema", "--help"}, []string{"without a running daemon", "Examples:"}},
 		{[]string{"version", "--help"}, []string{"exit code is 0", "Examples:"}},
+		{[]string{"sessions", "--help"}, []string{"BUFFERED", "--agent", "--scope", "--limit", "Examples:", "sessions --scope repo:muse"}},
+		{[]string{"session"}, []string{"show", "medallionctl sessions"}},
+		{[]string{"session", "show", "--help"}, []string{"--all", "--limit", "FAILED", "Examples:", "/agent-a1b2 --all"}},
+		{[]string{"checkpoint", "--help"}, []string{"--session", "--note", "exit code is 1", "Examples:", "checkpoint --note"}},
+		{[]string{"status", "--help"}, []string{"how far behind", "skipped"}},
 		{[]string{"completion", "bash"}, []string{"bash completion"}},
 	}
 	for _, tt := range tests {

@@ -8,6 +8,7 @@ import (
 	"text/tabwriter"
 	"time"
 	"unicode"
+	"unicode/utf8"
 
 	"github.com/medallionhq/medallion/internal/medallion"
 )
@@ -97,4 +98,61 @@ func humanBytes(n int64) string {
 		exp++
 	}
 	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
+}
+
+// now is the clock relative times are measured against; tests fix it so
+// golden files do not age.
+var now = time.Now
+
+// ago renders how long before now t was, in the largest whole unit: "just
+// now", "45s ago", "3m ago", "5h ago", "12d ago". A zero t is "-". A time
+// ahead of the clock (another machine's transcript, a skewed clock) reads
+// "in 3m".
+func ago(t time.Time) string {
+	if t.IsZero() {
+		return "-"
+	}
+	d := now().Sub(t)
+	if d < 0 {
+		if d > -time.Minute {
+			return "just now"
+		}
+		return "in " + roughly(-d)
+	}
+	if d < time.Second {
+		return "just now"
+	}
+	return roughly(d) + " ago"
+}
+
+// roughly renders d in its largest whole unit, up to days.
+func roughly(d time.Duration) string {
+	switch {
+	case d < time.Minute:
+		return fmt.Sprintf("%ds", int(d/time.Second))
+	case d < time.Hour:
+		return fmt.Sprintf("%dm", int(d/time.Minute))
+	case d < 48*time.Hour:
+		return fmt.Sprintf("%dh", int(d/time.Hour))
+	default:
+		return fmt.Sprintf("%dd", int(d/(24*time.Hour)))
+	}
+}
+
+// stamp renders t in UTC to the second, or "-" for a zero time.
+func stamp(t time.Time) string {
+	if t.IsZero() {
+		return "-"
+	}
+	return t.UTC().Format(time.RFC3339)
+}
+
+// clip shortens s to at most n runes, marking a cut with "…", so that one
+// long value cannot wrap a line of a table.
+func clip(s string, n int) string {
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	r := []rune(s)
+	return strings.TrimRightFunc(string(r[:n-1]), unicode.IsSpace) + "…"
 }

@@ -1,15 +1,20 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/medallionhq/medallion/internal/api"
 	"github.com/medallionhq/medallion/internal/client"
+	"github.com/medallionhq/medallion/internal/medallion"
 )
 
 // Polling intervals of status --wait: quick at first because a daemon that
@@ -27,6 +32,15 @@ func (a *app) statusCommand() *cobra.Command {
 		Short: "Show whether medalliond is running and what it holds",
 		Long: `Status asks medalliond for its version, process id, uptime, socket, data
 directory, how many medallions it stores and how much disk the store uses.
+
+When the daemon ingests transcripts it also shows the folders it watches
+(and whether they exist yet), how many directories and files it tracks, how
+much it has read (bytes, lines, events), what it skipped and why (invalid
+JSON, over-long lines, unknown record types …), how many secrets it
+redacted, how far behind it is (bytes written to transcripts and not read
+yet), when it last stored an event, the sessions and their buffered events,
+and recent problems a user can fix (an inotify limit, an unreadable folder).
+-o json prints all of it as the API returns it.
 
 It exits 1 with "cannot reach medalliond" when the daemon is not running.
 
@@ -120,5 +134,111 @@ func (a *app) printStatus(st *api.Status) error {
 	fmt.Fprintf(tw, "data dir\t%s\n", cell(st.DataDir))
 	fmt.Fprintf(tw, "medallions\t%d\n", st.Medallions)
 	fmt.Fprintf(tw, "store size\t%s\n", humanBytes(st.StoreBytes))
-	return tw.Flush()
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	if st.Ingest == nil {
+		return nil
+	}
+	return printIngest(a.stdout, st.Ingest)
+}
+
+// printIngest prints the ingestion part of the status: what is watched,
+// what was read from it, what was left out and why, and how far behind the
+// daemon is.
+func printIngest(w io.Writer, in *api.IngestStatus) error {
+	fmt.Fprintf(w, "\nWatches\n")
+	if len(in.Watches) == 0 {
+		fmt.Fprintf(w, "  none: no watch block is configured and no default transcript folder exists\n")
+	} else {
+		tw := newTable(w)
+		fmt.Fprintln(tw, "  NAME\tFORMAT\tFILES\tPATH")
+		for _, ws := range in.Watches {
+			path := cell(ws.Path)
+			if !ws.Exists {
+				path += " (does not exist yet; watched once it does)"
+			}
+			fmt.Fprintf(tw, "  %s\t%s\t%d\t%s\n", cell(ws.Name), cell(ws.Format), ws.Files, path)
+		}
+		if err := tw.Flush(); err != nil {
+			return err
+		}
+	}
+
+	fmt.Fprintf(w, "\nIngestion\n")
+	// Keys are padded by hand rather than by a tabwriter so that the skip
+	// reasons, a table of their own under the value column, do not widen
+	// the key column of the whole block.
+	const keyWidth = len("watched dirs")
+	row := func(key, format string, args ...any) {
+		fmt.Fprintf(w, "  %-*s  %s\n", keyWidth, key, fmt.Sprintf(format, args...))
+	}
+	row("watched dirs", "%d", in.WatchedDirs)
+	row("files", "%d", in.Files)
+	row("ingested", "%s, %d lines, %d events", humanBytes(in.Bytes), in.Lines, in.Events)
+	row("duplicates", "%d", in.Duplicates)
+	reasons := skippedByCount(in.Skipped)
+	if len(reasons) == 0 {
+		row("skipped", "none")
+	} else {
+		var total int64
+		for _, r := range reasons {
+			total += r.n
+		}
+		row("skipped", "%d", total)
+		tw := newTable(w)
+		for _, r := range reasons {
+			fmt.Fprintf(tw, "  %*s    %s\t%d\n", keyWidth, "", cell(r.reason), r.n)
+		}
+		if err := tw.Flush(); err != nil {
+			return err
+		}
+	}
+	row("redactions", "%d", in.Redactions)
+	backlog := "up to date"
+	if in.BacklogBytes > 0 {
+		backlog = humanBytes(in.BacklogBytes) + " not read yet"
+	}
+	row("backlog", "%s", backlog)
+	last := "never"
+	if in.LastIngestAt != "" {
+		last = when(in.LastIngestAt)
+		if t, err := medallion.ParseTime(in.LastIngestAt); err == nil {
+			last += " (" + ago(t) + ")"
+		}
+	}
+	row("last ingest", "%s", last)
+	row("sessions", "%d (%d events buffered, %s)", in.Sessions, in.BufferedEvents, plural(int(in.Checkpoints), "checkpoint"))
+
+	if len(in.Errors) > 0 {
+		fmt.Fprintf(w, "\nRecent errors (newest first)\n")
+		for _, e := range in.Errors {
+			fmt.Fprintf(w, "  - %s\n", text(e, "    "))
+		}
+	}
+	return nil
+}
+
+// skipReason is one reason lines were skipped and how many were.
+type skipReason struct {
+	reason string
+	n      int64
+}
+
+// skippedByCount orders the skip reasons most frequent first, then by name,
+// leaving out zero counts.
+func skippedByCount(m map[string]int64) []skipReason {
+	out := make([]skipReason, 0, len(m))
+	for r, n := range m {
+		if n > 0 {
+			out = append(out, skipReason{r, n})
+		}
+	}
+	slices.SortFunc(out, func(a, b skipReason) int {
+		if c := cmp.Compare(b.n, a.n); c != 0 {
+			return c
+		}
+		return strings.Compare(a.reason, b.reason)
+	})
+	return out
 }
