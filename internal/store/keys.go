@@ -42,11 +42,45 @@ import (
 // The 0x00 separators are unambiguous: medallion.Validate rejects control
 // characters in nodes and tags, and ids are limited to [A-Za-z0-9._:-].
 // Big-endian fixed-width integers keep byte order equal to numeric order.
+//
+// Ingestion (EpisodeStore, ingest.go) owns four more prefixes:
+//
+//	f/<file key>                        → FileState JSON
+//	s/<session>                         → session record JSON
+//	b/<session> 0x00 <last seq u64 BE>  → episode chunk
+//	e/<sha256(event id)[:16]>           → dedupe marker: empty, DedupeTTL
+//
+// A session record is the episode.SessionInfo plus the buffer's last seq
+// (events get seqs 1, 2, 3 … per session, without gaps) and its cleared-up-to
+// watermark: the buffered events are exactly the seqs in (watermark,
+// last seq], whatever chunks a crash may have left behind.
+//
+// A chunk holds consecutive events of one session, the ones one Ingest call
+// added (split at maxChunkBytes): a 0x01 format byte, the event count
+// (u32 BE), then per event its JSON length (uvarint) and JSON. It is keyed
+// by its LAST seq, so seeking to the key of seq s lands on the chunk that
+// holds s. Chunks rather than an entry per event because Badger charges a
+// transaction for every value under the value threshold (1 KB) in full,
+// and a 1.2 MB batch limit then caps a batch near a thousand events;
+// chunks over 1 KB go to the value log and cost the batch only their key,
+// so the limit depends on the event count, not on text sizes, and the LSM
+// tree stays small (no compactions rewriting transcript text).
+//
+// Session ids may hold any byte but 0x00 (Ingest refuses it), so the
+// separator ends the session id unambiguously: "a" never reads "a/b"'s
+// chunks. Marker keys hash the id: every marker costs a batch the same
+// few bytes however long the transcript's ids are, and 128 bits make a
+// collision (one event wrongly taken for a duplicate) beyond reach.
 const (
 	prefixLatest  = "m/"
 	prefixVersion = "v/"
 	prefixNode    = "n/"
 	prefixTag     = "t/"
+
+	prefixFile    = "f/"
+	prefixSession = "s/"
+	prefixChunk   = "b/"
+	prefixMarker  = "e/"
 
 	sep       = 0x00
 	orderSize = 12
