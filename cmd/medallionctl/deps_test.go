@@ -36,6 +36,7 @@ func TestDeps(t *testing.T) {
 		"github.com/medallionhq/medallion/internal/daemon",
 		// The ingestion side: the CLI sees sessions only through the API
 		// types (internal/episode holds them without any of this).
+		"github.com/medallionhq/medallion/internal/ingest",
 		"github.com/medallionhq/medallion/internal/tail",
 		"github.com/medallionhq/medallion/internal/watch",
 	}

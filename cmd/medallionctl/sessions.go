@@ -63,6 +63,11 @@ No session is not an error: a note goes to stderr and the exit code is 0.`,
 				shown = append(shown, s)
 			}
 		}
+		// Ordered by the time the table shows: the daemon's order may follow
+		// when it read a session, which after a backfill is the same for all.
+		slices.SortStableFunc(shown, func(x, y episode.SessionInfo) int {
+			return lastActivity(y).Compare(lastActivity(x))
+		})
 		if limit > 0 && len(shown) > limit {
 			shown = shown[:limit]
 		}

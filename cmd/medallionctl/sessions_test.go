@@ -511,3 +511,24 @@ func TestSummary(t *testing.T) {
 		}
 	}
 }
+
+// TestSessionsOrder: the table is ordered by the activity it shows, not
+// by the daemon's order (which may follow when sessions were read).
+func TestSessionsOrder(t *testing.T) {
+	f := startFake(t)
+	f.configure(func(f *fakeDaemon) {
+		f.sessions = []episode.SessionInfo{
+			{ID: "read-last-old", Agent: "codex", LastEventAt: at("2025-11-10T00:00:00Z"), LastIngestAt: testNow},
+			{ID: "no-times", Agent: "aider", LastIngestAt: at("2025-11-16T00:00:00Z")},
+			{ID: "newest", Agent: "codex", LastEventAt: at("2025-11-17T09:00:00Z"), LastIngestAt: at("2025-11-17T09:00:00Z")},
+		}
+	})
+	out := ok(t, "--socket", f.sock, "sessions", "--limit", "2")
+	var ids []string
+	for line := range strings.Lines(out) {
+		ids = append(ids, strings.Fields(line)[0])
+	}
+	if want := []string{"SESSION", "newest", "no-times"}; !reflect.DeepEqual(ids, want) {
+		t.Errorf("rows %q, want %q:\n%s", ids, want, out)
+	}
+}

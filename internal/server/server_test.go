@@ -59,6 +59,13 @@ const testDiskUsage = 4242
 
 func start(t *testing.T) *env {
 	t.Helper()
+	return startWith(t, nil)
+}
+
+// startWith is start with the Config changed by configure (nil: not at
+// all), which gets the store too.
+func startWith(t *testing.T, configure func(*Config, *store.Badger)) *env {
+	t.Helper()
 	dataDir := t.TempDir()
 	st, err := store.Open(dataDir, store.Options{GCInterval: -1})
 	if err != nil {
@@ -77,19 +84,23 @@ func start(t *testing.T) *env {
 		t.Fatalf("listen: %v", err)
 	}
 	logs := &syncBuffer{}
+	cfg := Config{
+		Store:     st,
+		Logger:    hclog.New(&hclog.LoggerOptions{Output: logs, Level: hclog.Debug}),
+		DataDir:   dataDir,
+		Socket:    sock,
+		StartedAt: time.Now().Add(-time.Hour),
+		DiskUsage: func() int64 { return testDiskUsage },
+	}
+	if configure != nil {
+		configure(&cfg, st)
+	}
 	e := &env{
-		store:   st,
-		sock:    sock,
-		dataDir: dataDir,
-		logs:    logs,
-		srv: New(Config{
-			Store:     st,
-			Logger:    hclog.New(&hclog.LoggerOptions{Output: logs, Level: hclog.Debug}),
-			DataDir:   dataDir,
-			Socket:    sock,
-			StartedAt: time.Now().Add(-time.Hour),
-			DiskUsage: func() int64 { return testDiskUsage },
-		}),
+		store:    st,
+		sock:     sock,
+		dataDir:  dataDir,
+		logs:     logs,
+		srv:      New(cfg),
 		serveErr: make(chan error, 1),
 	}
 	var d net.Dialer
