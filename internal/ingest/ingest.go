@@ -1,0 +1,878 @@
+// Package ingest turns the new lines of watched transcript files into
+// stored events, exactly once.
+//
+// One goroutine (Run) does all the work, so that the store has a single
+// writer and a file's batches are committed in order. The watcher tells it
+// which files may have new data (Notify) or are gone (Gone); both only queue
+// the path and return at once, and a path already queued is not queued
+// twice. For each queued path the pipeline:
+//
+//  1. identifies the file by (device, inode), so a renamed file keeps its
+//     state and a file replaced at the same path starts over;
+//  2. reads the complete lines after the stored offset (package tail), in
+//     batches bounded by the store's batch limits;
+//  3. parses each line with the file's parser (package transcript; one per
+//     file, kept in memory, the format detected from the first line for
+//     watches with format "auto" and remembered in the file state);
+//  4. redacts every text-bearing field (package redact);
+//  5. resolves each session's scope from its cwd (package scope);
+//  6. stores the events and the new offset in ONE store.Ingest call, so a
+//     crash can lose or repeat nothing: events whose ids were stored
+//     before are dropped by the store, and the offset never moves past
+//     lines whose events were not stored.
+//
+// A batch the store refuses as too large is split at a line boundary (or,
+// for a single line with many events, into parts committed with the offset
+// left before the line: a crash between the parts replays the line and the
+// store drops the part it already holds). Any other store failure (a full
+// disk) leaves the offset where it was; the file is retried with growing
+// back-off and nothing is lost. Per-file problems are logged and counted,
+// never fatal.
+//
+// After a daemon restart a file's parser starts mid-file; event ids do not
+// depend on parser state, so that is harmless. A parser is also dropped
+// whenever a batch fails to commit, because adapters remember what they
+// emitted to drop repeated pieces, and the lines of the failed batch will be
+// parsed again.
+package ingest
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"maps"
+	"os"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/medallionhq/medallion/internal/api"
+	"github.com/medallionhq/medallion/internal/redact"
+	"github.com/medallionhq/medallion/internal/scope"
+	"github.com/medallionhq/medallion/internal/store"
+	"github.com/medallionhq/medallion/internal/tail"
+	"github.com/medallionhq/medallion/internal/transcript"
+)
+
+// FormatAuto is the watch format that detects each file's format from its
+// first line.
+const FormatAuto = "auto"
+
+// Skip reasons the pipeline adds to those of package tail and the parsers.
+const (
+	// SkipUndetected: a line of an "auto" file before any line whose format
+	// could be recognised.
+	SkipUndetected = "undetected_format"
+	// SkipNoSession: an event whose session id is unknown, or unusable as
+	// a key.
+	SkipNoSession = "no_session"
+	// SkipEventTooLarge: an event too large for the store on its own.
+	SkipEventTooLarge = "event_too_large"
+)
+
+// Defaults for Options.
+const (
+	DefaultMaxBatchBytes = 2 << 20
+	// DefaultGoneGrace is how long a file that vanished keeps its state,
+	// waiting for the watcher to report it under a new name.
+	DefaultGoneGrace = 2 * time.Second
+	minRetry         = time.Second
+	maxRetry         = time.Minute
+	maxErrors        = 10
+)
+
+// batchEvents is the event count at which a batch stops taking lines: half
+// the store's limit, because a single line may still add several events.
+const batchEvents = store.MaxIngestEvents / 2
+
+// Watch is a watch root as the pipeline needs it.
+type Watch struct {
+	// Name identifies the root in Notify and in file states.
+	Name string
+	// Format is a transcript format or FormatAuto.
+	Format string
+}
+
+// Options configures a Pipeline.
+type Options struct {
+	// Watches lists the roots whose files Notify may report.
+	Watches []Watch
+	// Scope resolves session cwds to graph nodes; nil gives no scopes.
+	Scope *scope.Resolver
+	// Redactor removes secrets; nil means redact.Default.
+	Redactor *redact.Redactor
+	// MaxLine is the longest line read (tail.DefaultMaxLine when 0).
+	MaxLine int
+	// MaxText and MaxMessageText bound event texts (transcript defaults
+	// when 0).
+	MaxText, MaxMessageText int
+	// MaxBatchBytes bounds the bytes of lines read per batch
+	// (DefaultMaxBatchBytes when 0; at most a quarter of
+	// store.MaxIngestBytes).
+	MaxBatchBytes int
+	// GoneGrace is how long a vanished file keeps its state
+	// (DefaultGoneGrace when 0).
+	GoneGrace time.Duration
+	// OnIngest, when set, is called on the pipeline's goroutine after each
+	// committed batch with what the store reported and the batch's events;
+	// it must return quickly (the checkpoint manager's Observe does).
+	OnIngest func(store.IngestResult, []transcript.Event)
+	// Logger receives the pipeline's logs; nil discards them.
+	Logger hclog.Logger
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
+}
+
+// totaler is implemented by stores that can sum their episode buffers
+// cheaply (store.Badger); Status uses it when available.
+type totaler interface {
+	EpisodeTotals(ctx context.Context) (sessions int, buffered, checkpoints int64, err error)
+}
+
+// Pipeline ingests transcript files. Notify, Gone and Status are safe for
+// concurrent use; Run must be called once.
+type Pipeline struct {
+	st      store.EpisodeStore
+	opts    Options
+	log     hclog.Logger
+	redact  *redact.Redactor
+	watches map[string]Watch
+	now     func() time.Time
+
+	// The queue of notices, filled by Notify and Gone.
+	qmu     sync.Mutex
+	queue   []notice
+	queued  map[notice]bool
+	wake    chan struct{}
+	started atomic.Bool
+
+	// State owned by the Run goroutine.
+	files   map[string]*file  // by key "<dev>:<ino>"
+	paths   map[string]string // path → key
+	checks  map[string]time.Time
+	retries map[string]time.Time
+	backoff map[string]time.Duration
+
+	// Figures for Status.
+	bytes, lines, events, duplicates, redactions atomic.Int64
+	backlog, tracked                             atomic.Int64
+	lastIngest                                   atomic.Int64 // unix nanos
+	smu                                          sync.Mutex
+	skipped                                      map[string]int64
+	errs                                         []string
+}
+
+type notice struct {
+	watch, path string
+	gone        bool
+}
+
+// file is what the pipeline keeps in memory about one file.
+type file struct {
+	state  store.FileState
+	size   int64 // size seen by the last Identify
+	parser transcript.Parser
+	fileID string // Position.File for the parser: see fileIdentity
+	skips  map[string]int64
+	// contrib is this file's share of the backlog figure.
+	contrib int64
+}
+
+// New returns a pipeline storing into st.
+func New(st store.EpisodeStore, opts Options) (*Pipeline, error) {
+	p := &Pipeline{
+		st:      st,
+		opts:    opts,
+		log:     opts.Logger,
+		redact:  opts.Redactor,
+		watches: map[string]Watch{},
+		now:     opts.Now,
+		queued:  map[notice]bool{},
+		wake:    make(chan struct{}, 1),
+		files:   map[string]*file{},
+		paths:   map[string]string{},
+		checks:  map[string]time.Time{},
+		retries: map[string]time.Time{},
+		backoff: map[string]time.Duration{},
+		skipped: map[string]int64{},
+	}
+	if p.log == nil {
+		p.log = hclog.NewNullLogger()
+	}
+	if p.redact == nil {
+		p.redact = redact.Default
+	}
+	if p.now == nil {
+		p.now = time.Now
+	}
+	if p.opts.MaxLine <= 0 {
+		p.opts.MaxLine = tail.DefaultMaxLine
+	}
+	if p.opts.MaxBatchBytes <= 0 {
+		p.opts.MaxBatchBytes = DefaultMaxBatchBytes
+	}
+	p.opts.MaxBatchBytes = min(p.opts.MaxBatchBytes, store.MaxIngestBytes/4)
+	if p.opts.GoneGrace <= 0 {
+		p.opts.GoneGrace = DefaultGoneGrace
+	}
+	for _, w := range opts.Watches {
+		if w.Format != FormatAuto {
+			if _, err := transcript.New(transcript.Format(w.Format), transcript.Options{}); err != nil {
+				return nil, fmt.Errorf("watch %s: %w", w.Name, err)
+			}
+		}
+		p.watches[w.Name] = w
+	}
+	return p, nil
+}
+
+// Notify queues path, found under the watch root named watch, for reading.
+// It never blocks.
+func (p *Pipeline) Notify(watch, path string) { p.enqueue(notice{watch: watch, path: path}) }
+
+// Gone tells the pipeline that path no longer exists (deleted or renamed
+// away). Its state is dropped after a grace period unless the file shows up
+// under another path meanwhile. It never blocks.
+func (p *Pipeline) Gone(watch, path string) { p.enqueue(notice{watch: watch, path: path, gone: true}) }
+
+func (p *Pipeline) enqueue(n notice) {
+	p.qmu.Lock()
+	if !p.queued[n] {
+		p.queued[n] = true
+		p.queue = append(p.queue, n)
+	}
+	p.qmu.Unlock()
+	select {
+	case p.wake <- struct{}{}:
+	default:
+	}
+}
+
+func (p *Pipeline) dequeue() (notice, bool) {
+	p.qmu.Lock()
+	defer p.qmu.Unlock()
+	if len(p.queue) == 0 {
+		return notice{}, false
+	}
+	n := p.queue[0]
+	p.queue[0] = notice{}
+	p.queue = p.queue[1:]
+	if len(p.queue) == 0 {
+		p.queue = nil // let the backing array go after a burst
+	}
+	delete(p.queued, n)
+	return n, true
+}
+
+// Pending reports how many notices wait in the queue.
+func (p *Pipeline) Pending() int {
+	p.qmu.Lock()
+	defer p.qmu.Unlock()
+	return len(p.queue)
+}
+
+// Run loads the stored file states and processes notices until ctx ends.
+// A batch being stored when ctx ends is finished first, so shutting down
+// never wastes a read. Run returns nil after ctx ended, or the error that
+// kept it from starting.
+func (p *Pipeline) Run(ctx context.Context) error {
+	if !p.started.CompareAndSwap(false, true) {
+		return errors.New("ingest pipeline already running")
+	}
+	if err := p.load(ctx); err != nil {
+		return err
+	}
+	// Store calls finish even when ctx ends mid-batch.
+	work := context.WithoutCancel(ctx)
+	timer := time.NewTimer(time.Hour)
+	defer timer.Stop()
+	for {
+		for ctx.Err() == nil {
+			n, ok := p.dequeue()
+			if !ok {
+				break
+			}
+			if n.gone {
+				p.goneNotice(n)
+			} else {
+				p.process(ctx, work, n.watch, n.path)
+			}
+		}
+		if ctx.Err() != nil {
+			return nil
+		}
+		p.due(work)
+		next := p.nextDue()
+		if !timer.Stop() {
+			select {
+			case <-timer.C:
+			default:
+			}
+		}
+		if !next.IsZero() {
+			timer.Reset(max(next.Sub(p.now()), time.Millisecond))
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-p.wake:
+		case <-timer.C:
+		}
+	}
+}
+
+// load reads every stored file state, so that a file's state is in memory
+// before its first notice, and refreshes their sizes for the backlog.
+func (p *Pipeline) load(ctx context.Context) error {
+	states, err := p.st.FileStates(ctx)
+	if err != nil {
+		return fmt.Errorf("load file states: %w", err)
+	}
+	for _, s := range states {
+		f := &file{state: s, size: s.Size}
+		p.files[s.Key] = f
+		p.paths[s.Path] = s.Key
+		p.tracked.Add(1)
+		if dev, ino, size, err := tail.Identify(s.Path); err == nil && tail.Key(dev, ino) == s.Key {
+			f.size = size
+		} else {
+			// Deleted or replaced while the daemon was down, or renamed:
+			// the watcher's first scan reports it under its new name
+			// before the check runs, if it still exists.
+			p.checks[s.Key] = p.now().Add(p.opts.GoneGrace)
+		}
+		p.updateBacklog(f)
+	}
+	if len(states) > 0 {
+		p.log.Info("loaded file states", "files", len(states))
+	}
+	return nil
+}
+
+// due runs the checks and retries whose time has come.
+func (p *Pipeline) due(ctx context.Context) {
+	now := p.now()
+	for key, at := range p.checks {
+		if !now.Before(at) {
+			delete(p.checks, key)
+			p.check(ctx, key)
+		}
+	}
+	for key, at := range p.retries {
+		if !now.Before(at) {
+			delete(p.retries, key)
+			if f := p.files[key]; f != nil {
+				p.enqueue(notice{watch: f.state.Watch, path: f.state.Path})
+			}
+		}
+	}
+}
+
+func (p *Pipeline) nextDue() time.Time {
+	var next time.Time
+	for _, m := range []map[string]time.Time{p.checks, p.retries} {
+		for _, at := range m {
+			if next.IsZero() || at.Before(next) {
+				next = at
+			}
+		}
+	}
+	return next
+}
+
+// goneNotice schedules a check of the file last seen at n.path.
+func (p *Pipeline) goneNotice(n notice) {
+	if key, ok := p.paths[n.path]; ok {
+		p.checks[key] = p.now().Add(p.opts.GoneGrace)
+	}
+}
+
+// check drops the state of a file that is no longer at its last known path
+// (and was not seen at another one since it was scheduled).
+func (p *Pipeline) check(ctx context.Context, key string) {
+	f := p.files[key]
+	if f == nil {
+		return
+	}
+	dev, ino, _, err := tail.Identify(f.state.Path)
+	if err == nil && tail.Key(dev, ino) == key {
+		return // still there (a Gone for a path that came back)
+	}
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		p.fail("identify file", f.state.Path, err)
+		return
+	}
+	p.forget(ctx, key, f, "file gone")
+}
+
+// forget drops a file's state in memory and in the store.
+func (p *Pipeline) forget(ctx context.Context, key string, f *file, why string) {
+	if err := p.st.DeleteFileState(ctx, key); err != nil {
+		p.fail("delete file state", f.state.Path, err)
+		p.checks[key] = p.now().Add(p.opts.GoneGrace)
+		return
+	}
+	p.log.Info("stopped tracking file", "path", f.state.Path, "reason", why, "offset", f.state.Offset)
+	delete(p.files, key)
+	if p.paths[f.state.Path] == key {
+		delete(p.paths, f.state.Path)
+	}
+	delete(p.retries, key)
+	delete(p.backoff, key)
+	f.size, f.state.Offset = 0, 0
+	p.updateBacklog(f)
+	p.tracked.Add(-1)
+}
+
+// process reads what is new in one file and stores it, batch by batch,
+// with work as the store calls' context. When stop ends between two
+// batches, the path goes back in the queue for the next run.
+func (p *Pipeline) process(stop, work context.Context, watch, path string) {
+	w, ok := p.watches[watch]
+	if !ok {
+		p.log.Warn("notice for an unknown watch", "watch", watch, "path", path)
+		return
+	}
+	dev, ino, size, err := tail.Identify(path)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			p.goneNotice(notice{watch: watch, path: path})
+			return
+		}
+		p.fail("identify file", path, err)
+		return
+	}
+	key := tail.Key(dev, ino)
+	if _, waiting := p.retries[key]; waiting {
+		return // backing off after a store failure; the retry reads it
+	}
+	f := p.files[key]
+	if f == nil {
+		f = &file{state: store.FileState{Key: key, Path: path, Dev: dev, Ino: ino, Watch: watch}}
+		p.files[key] = f
+		p.tracked.Add(1)
+	}
+	if old, ok := p.paths[path]; ok && old != key {
+		// Another file now has this path: the old one was replaced or
+		// renamed away. Check it once the watcher had time to report
+		// its new name.
+		p.checks[old] = p.now().Add(p.opts.GoneGrace)
+	}
+	if f.state.Path != path {
+		if f.state.Path != "" && p.paths[f.state.Path] == key {
+			delete(p.paths, f.state.Path)
+			p.log.Info("file renamed", "from", f.state.Path, "to", path, "offset", f.state.Offset)
+		}
+		f.state.Path = path
+	}
+	p.paths[path] = key
+	delete(p.checks, key)
+	f.state.Watch = watch
+	f.size = size
+	p.updateBacklog(f)
+	if size == f.state.Offset && f.state.Size == size && f.state.Fingerprint != "" {
+		return // nothing new; a rewrite to the very same size shows at the next append
+	}
+	for {
+		more, err := p.batch(work, w, f)
+		if err != nil {
+			p.retryLater(key, f, err)
+			return
+		}
+		if !more {
+			delete(p.backoff, key)
+			return
+		}
+		if stop.Err() != nil {
+			p.enqueue(notice{watch: watch, path: f.state.Path})
+			return
+		}
+	}
+}
+
+// retryLater records a failed batch and schedules the file again.
+func (p *Pipeline) retryLater(key string, f *file, err error) {
+	if errors.Is(err, fs.ErrNotExist) {
+		p.checks[key] = p.now().Add(p.opts.GoneGrace)
+		return
+	}
+	d := p.backoff[key] * 2
+	d = min(max(d, minRetry), maxRetry)
+	p.backoff[key] = d
+	p.retries[key] = p.now().Add(d)
+	p.fail("ingest file", f.state.Path, err, "retry_in", d.String())
+}
+
+// fail logs a per-file problem at Error and keeps it for Status.
+func (p *Pipeline) fail(what, path string, err error, kv ...any) {
+	p.log.Error(what+" failed", append([]any{"path", path, "error", err}, kv...)...)
+	msg := fmt.Sprintf("%s %s: %v", what, path, err)
+	p.smu.Lock()
+	p.errs = append([]string{p.now().UTC().Format(time.RFC3339) + " " + msg}, p.errs...)
+	if len(p.errs) > maxErrors {
+		p.errs = p.errs[:maxErrors]
+	}
+	p.smu.Unlock()
+}
+
+// line is one delivered line's events; start is the line's offset.
+type line struct {
+	start  int64
+	events []transcript.Event
+}
+
+// errBatchFull makes tail.Read stop before a line: the batch is full.
+var errBatchFull = errors.New("batch full")
+
+// batch reads and stores one batch of f; more says that more may follow.
+func (p *Pipeline) batch(ctx context.Context, w Watch, f *file) (more bool, err error) {
+	prev := &tail.Position{
+		Dev: f.state.Dev, Ino: f.state.Ino, Fingerprint: f.state.Fingerprint,
+		FingerprintLen: f.state.FingerprintLen, Offset: f.state.Offset, Size: f.state.Size,
+	}
+	if f.state.Fingerprint == "" && f.state.Offset == 0 {
+		prev = nil // never read
+	}
+	var (
+		lines      []line
+		nEvents    int
+		redactions int64
+		restarted  bool
+		seen       bool
+	)
+	f.skips = map[string]int64{}
+	res, err := tail.Read(f.state.Path, prev, tail.Options{MaxLine: p.opts.MaxLine, MaxBatchBytes: p.opts.MaxBatchBytes}, func(l tail.Line) error {
+		if nEvents >= batchEvents {
+			return errBatchFull
+		}
+		if !seen {
+			seen = true
+			if prev != nil && l.Offset < prev.Offset {
+				// Reading started over (truncated, rewritten): the
+				// parser's memory of the old content must not judge the
+				// new one.
+				restarted = true
+				f.parser, f.fileID, f.state.Format = nil, "", ""
+			}
+		}
+		parser, ok := p.parser(w, f, l.Data)
+		if !ok {
+			f.skips[SkipUndetected]++
+			return nil
+		}
+		events := parser.ParseLine(l.Data, transcript.Position{File: f.fileID, Path: f.state.Path, Offset: l.Offset})
+		kept := events[:0]
+		for i := range events {
+			e := &events[i]
+			if e.SessionID == "" {
+				e.SessionID = transcript.SessionFromPath(f.state.Path).SessionID
+			}
+			if e.ID == "" || e.SessionID == "" || len(e.SessionID) > store.MaxSessionIDLen || hasNUL(e.SessionID) {
+				f.skips[SkipNoSession]++
+				continue
+			}
+			redactions += p.redactEvent(e)
+			kept = append(kept, *e)
+		}
+		lines = append(lines, line{start: l.Offset, events: kept})
+		nEvents += len(kept)
+		return nil
+	})
+	if err != nil && !errors.Is(err, errBatchFull) {
+		f.parser = nil // the lines parsed so far will be parsed again
+		return false, fmt.Errorf("read: %w", err)
+	}
+	if res.Restart == tail.RestartReplaced {
+		// Another file took the path between Identify and Read: it has
+		// its own key, so identify it again.
+		f.parser = nil
+		p.enqueue(notice{watch: w.Name, path: f.state.Path})
+		return false, nil
+	}
+	if res.Restart != "" {
+		p.log.Info("file starts over", "path", f.state.Path, "reason", res.Restart, "old_offset", f.state.Offset, "generation", f.state.Generation+1)
+		if !restarted {
+			f.parser, f.fileID, f.state.Format = nil, "", ""
+		}
+	}
+	for reason, n := range res.Skipped {
+		f.skips[reason] += int64(n)
+	}
+	next := f.state
+	if res.Restart != "" {
+		next.Generation++
+		next.Lines, next.Events, next.Skipped = 0, 0, nil
+	}
+	next.Dev, next.Ino = res.Pos.Dev, res.Pos.Ino
+	next.Fingerprint, next.FingerprintLen, next.Size = res.Pos.Fingerprint, res.Pos.FingerprintLen, res.Pos.Size
+	start := f.state.Offset
+	if res.Restart != "" {
+		start = 0
+	}
+	if res.Pos.Offset == start && len(lines) == 0 && res.Restart == "" && len(f.skips) == 0 &&
+		f.state.Fingerprint == next.Fingerprint && f.state.FingerprintLen == next.FingerprintLen {
+		// Nothing consumed and nothing learned: no write needed.
+		f.state.Size = next.Size
+		return false, nil
+	}
+	b := &pending{p: p, f: f, next: next, start: start}
+	if err := b.commit(ctx, lines, res.Pos.Offset, res.Lines, f.skips); err != nil {
+		f.parser = nil
+		return false, err
+	}
+	p.bytes.Add(res.Bytes)
+	p.redactions.Add(redactions)
+	p.smu.Lock()
+	for reason, n := range f.skips {
+		p.skipped[reason] += n
+	}
+	p.smu.Unlock()
+	f.size = max(f.size, f.state.Size)
+	p.updateBacklog(f)
+	return res.More || errors.Is(err, errBatchFull), nil
+}
+
+// pending is one batch being committed, possibly in parts.
+type pending struct {
+	p     *Pipeline
+	f     *file
+	next  store.FileState // the state after the whole batch, before totals and offset
+	start int64           // the offset the batch starts from
+}
+
+// commit stores lines as one batch ending at end (the offset past the last
+// line and any skipped lines after it), or in parts when the store refuses
+// it as too large. skips and nLines are added to the file's totals with the
+// part that ends at end.
+func (b *pending) commit(ctx context.Context, lines []line, end int64, nLines int, skips map[string]int64) error {
+	var events []transcript.Event
+	for _, l := range lines {
+		events = append(events, l.events...)
+	}
+	err := b.store(ctx, events, end, nLines, skips)
+	if !errors.Is(err, store.ErrBatchTooLarge) {
+		return err
+	}
+	switch {
+	case len(lines) > 1:
+		k := len(lines) / 2
+		if err := b.commit(ctx, lines[:k], lines[k].start, k, nil); err != nil {
+			return err
+		}
+		return b.commit(ctx, lines[k:], end, nLines-k, skips)
+	case len(events) > 1:
+		// One line with many events: the first part keeps the offset
+		// before the line, so a crash in between replays the whole line
+		// and the store drops the events it already has.
+		h := len(events) / 2
+		first := []line{{start: lines[0].start, events: events[:h]}}
+		if err := b.commit(ctx, first, lines[0].start, 0, nil); err != nil {
+			return err
+		}
+		return b.commit(ctx, []line{{start: lines[0].start, events: events[h:]}}, end, nLines, skips)
+	case len(events) == 1:
+		b.p.log.Warn("event too large to store; skipped", "path", b.f.state.Path, "offset", events[0].Source.Offset, "kind", events[0].Kind)
+		s := maps.Clone(skips)
+		if s == nil {
+			s = map[string]int64{}
+		}
+		s[SkipEventTooLarge]++
+		b.f.skips[SkipEventTooLarge]++
+		return b.store(ctx, nil, end, nLines, s)
+	}
+	return err
+}
+
+// store makes one store.Ingest call and, when it succeeds, moves the file's
+// state to it.
+func (b *pending) store(ctx context.Context, events []transcript.Event, end int64, nLines int, skips map[string]int64) error {
+	p, f := b.p, b.f
+	next := b.next
+	next.Offset = end
+	base := f.state
+	if next.Generation != base.Generation {
+		// The first part of a restarted file starts the totals over.
+		base.Lines, base.Events, base.Skipped = 0, 0, nil
+	}
+	next.Lines = base.Lines + int64(nLines)
+	next.Events = base.Events + int64(len(events))
+	next.Skipped = maps.Clone(base.Skipped)
+	for reason, n := range skips {
+		if next.Skipped == nil {
+			next.Skipped = map[string]int64{}
+		}
+		next.Skipped[reason] += n
+	}
+	next.UpdatedAt = p.now().UTC()
+	res, err := p.st.Ingest(ctx, store.IngestBatch{File: next, Events: events, Scopes: p.scopes(events)})
+	if err != nil {
+		return err
+	}
+	f.state = next
+	p.lines.Add(int64(nLines))
+	p.events.Add(int64(res.Added))
+	p.duplicates.Add(int64(res.Duplicates))
+	if res.Added > 0 {
+		p.lastIngest.Store(p.now().UnixNano())
+	}
+	if p.opts.OnIngest != nil && len(events) > 0 {
+		p.opts.OnIngest(res, events)
+	}
+	return nil
+}
+
+// scopes resolves the scope of each session in events from the cwd of its
+// last event that has one.
+func (p *Pipeline) scopes(events []transcript.Event) map[string][]string {
+	if p.opts.Scope == nil || len(events) == 0 {
+		return nil
+	}
+	cwds := map[string]string{}
+	for i := range events {
+		if events[i].CWD != "" {
+			cwds[events[i].SessionID] = events[i].CWD
+		}
+	}
+	out := make(map[string][]string, len(cwds))
+	for id, cwd := range cwds {
+		if nodes := p.opts.Scope.Resolve(cwd); len(nodes) > 0 {
+			out[id] = slices.Clone(nodes)
+		}
+	}
+	return out
+}
+
+// parser returns f's parser, creating it for the first line it sees. For
+// an "auto" watch the format comes from the file state (detected before a
+// restart) or from this line; ok is false while it cannot be told.
+func (p *Pipeline) parser(w Watch, f *file, first []byte) (transcript.Parser, bool) {
+	if f.parser != nil {
+		return f.parser, true
+	}
+	format := w.Format
+	if format == FormatAuto {
+		format = f.state.Format
+		if format == "" {
+			format = string(transcript.Detect(first))
+		}
+		if format == "" {
+			return nil, false
+		}
+	}
+	parser, err := transcript.New(transcript.Format(format), transcript.Options{
+		MaxText:        p.opts.MaxText,
+		MaxMessageText: p.opts.MaxMessageText,
+		OnSkip:         func(_ transcript.Position, reason string) { f.skips[reason]++ },
+	})
+	if err != nil {
+		// New validated the watch formats, and Detect only returns known
+		// ones; a stored format from a newer build is the only way here.
+		p.log.Warn("unknown stored format; detecting again", "path", f.state.Path, "format", format)
+		f.state.Format = ""
+		return nil, false
+	}
+	f.parser, f.state.Format = parser, format
+	if f.fileID == "" {
+		f.fileID = fileIdentity(f.state.Path)
+	}
+	return parser, true
+}
+
+// fileIdentity names a file's content for event ids of records that carry
+// no id of their own: a hash of its first line (at most 4 KiB of it). Unlike
+// the tail's fingerprint it does not change as a small file grows, so the
+// same bytes always give the same ids; unlike the inode it survives a copy.
+func fileIdentity(path string) string {
+	f, err := os.Open(path)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	buf := make([]byte, 4096)
+	n, err := io.ReadFull(f, buf)
+	if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, io.EOF) {
+		return ""
+	}
+	buf = buf[:n]
+	for i, c := range buf {
+		if c == '\n' {
+			buf = buf[:i]
+			break
+		}
+	}
+	sum := sha256.Sum256(buf)
+	return hex.EncodeToString(sum[:8])
+}
+
+func hasNUL(s string) bool { return strings.IndexByte(s, 0) >= 0 }
+
+// redactEvent redacts every text-bearing field of e in place and returns
+// how many secrets it replaced.
+func (p *Pipeline) redactEvent(e *transcript.Event) int64 {
+	var total int
+	r := func(s *string) {
+		if *s == "" {
+			return
+		}
+		out, n := p.redact.Redact(*s)
+		*s, total = out, total+n
+	}
+	r(&e.Text)
+	r(&e.Command)
+	r(&e.Query)
+	r(&e.URL)
+	for i := range e.FilePaths {
+		r(&e.FilePaths[i])
+	}
+	for i := range e.Todos {
+		r(&e.Todos[i].Content)
+		r(&e.Todos[i].ActiveForm)
+	}
+	return int64(total)
+}
+
+// updateBacklog keeps the backlog figure equal to the sum over tracked
+// files of the bytes not read yet.
+func (p *Pipeline) updateBacklog(f *file) {
+	c := max(f.size-f.state.Offset, 0)
+	p.backlog.Add(c - f.contrib)
+	f.contrib = c
+}
+
+// Status returns the pipeline's figures. Watch figures (watches, watched
+// folders, watcher errors) are the watcher's to add.
+func (p *Pipeline) Status() *api.IngestStatus {
+	s := &api.IngestStatus{
+		Watches:      []api.WatchStatus{},
+		Files:        int(p.tracked.Load()),
+		Bytes:        p.bytes.Load(),
+		Lines:        p.lines.Load(),
+		Events:       p.events.Load(),
+		Duplicates:   p.duplicates.Load(),
+		Redactions:   p.redactions.Load(),
+		BacklogBytes: p.backlog.Load(),
+	}
+	if t := p.lastIngest.Load(); t != 0 {
+		s.LastIngestAt = time.Unix(0, t).UTC().Format(time.RFC3339Nano)
+	}
+	p.smu.Lock()
+	s.Skipped = maps.Clone(p.skipped)
+	s.Errors = slices.Clone(p.errs)
+	p.smu.Unlock()
+	if t, ok := p.st.(totaler); ok {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if n, buffered, checkpoints, err := t.EpisodeTotals(ctx); err == nil {
+			s.Sessions, s.BufferedEvents, s.Checkpoints = n, buffered, checkpoints
+		}
+	}
+	return s
+}
