@@ -1,0 +1,482 @@
+package checkpoint
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/medallionhq/medallion/internal/api"
+	"github.com/medallionhq/medallion/internal/store"
+	"github.com/medallionhq/medallion/internal/transcript"
+)
+
+// funcCurator is a Curator made of a function.
+type funcCurator struct {
+	curate func(ctx context.Context, ep Episode) (Result, error)
+}
+
+func (f funcCurator) Curate(ctx context.Context, ep Episode) (Result, error) {
+	return f.curate(ctx, ep)
+}
+
+var _ Curator = funcCurator{}
+
+// recording is a curator that keeps every episode and answers with fail(n)
+// for the n-th call (nil: success).
+type recording struct {
+	mu   sync.Mutex
+	eps  []Episode
+	fail func(n int) error
+}
+
+func (r *recording) curator() Curator {
+	return funcCurator{curate: func(_ context.Context, ep Episode) (Result, error) {
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		r.eps = append(r.eps, ep)
+		if r.fail != nil {
+			if err := r.fail(len(r.eps)); err != nil {
+				return Result{}, err
+			}
+		}
+		return Result{MedallionID: "m-" + ep.SessionID, Version: len(r.eps)}, nil
+	}}
+}
+
+func (r *recording) episodes() []Episode {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]Episode(nil), r.eps...)
+}
+
+// bySession returns the recorded episodes of one session.
+func (r *recording) bySession(id string) []Episode {
+	var out []Episode
+	for _, ep := range r.episodes() {
+		if ep.SessionID == id {
+			out = append(out, ep)
+		}
+	}
+	return out
+}
+
+type env struct {
+	t      *testing.T
+	st     *store.Badger
+	m      *Manager
+	offset int64
+	n      int
+}
+
+func newEnv(t *testing.T, cur Curator, p Policy) *env {
+	t.Helper()
+	st, err := store.Open(t.TempDir(), store.Options{GCInterval: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = st.Close() })
+	e := &env{t: t, st: st}
+	e.m = e.manager(cur, p)
+	return e
+}
+
+func (e *env) manager(cur Curator, p Policy) *Manager {
+	e.t.Helper()
+	m, err := New(e.st, cur, Options{Policy: p})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	if err := m.Start(context.Background()); err != nil {
+		e.t.Fatal(err)
+	}
+	e.t.Cleanup(func() { _ = m.Close(context.Background()) })
+	return m
+}
+
+// ingest stores events as the pipeline would (one batch, one file) and
+// hands the result to the manager.
+func (e *env) ingest(events ...transcript.Event) {
+	e.t.Helper()
+	for i := range events {
+		e.n++
+		if events[i].ID == "" {
+			events[i].ID = fmt.Sprintf("ev-%d", e.n)
+		}
+		if events[i].Agent == "" {
+			events[i].Agent = "claude-code"
+		}
+	}
+	e.offset += 100
+	res, err := e.st.Ingest(context.Background(), store.IngestBatch{
+		File:   store.FileState{Key: "1:1", Path: "/t/s.jsonl", Offset: e.offset},
+		Events: events,
+		Scopes: map[string][]string{events[0].SessionID: {"repo:muse"}},
+	})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	e.m.Observe(res, events)
+}
+
+func (e *env) buffered(id string) int64 {
+	e.t.Helper()
+	s, err := e.st.Session(context.Background(), id)
+	if err != nil || s == nil {
+		e.t.Fatalf("session %s: %v, %v", id, s, err)
+	}
+	return s.Buffered
+}
+
+func prompt(session, text string) transcript.Event {
+	return transcript.Event{SessionID: session, Kind: transcript.KindUserPrompt, Text: text}
+}
+
+func boolp(b bool) *bool { return &b }
+
+func call(session, id, cmd string) transcript.Event {
+	return transcript.Event{SessionID: session, Kind: transcript.KindToolCall, Tool: "Bash", ToolCallID: id, Command: cmd}
+}
+
+func result(session, id string, ok bool) transcript.Event {
+	return transcript.Event{SessionID: session, Kind: transcript.KindToolResult, Tool: "Bash", ToolCallID: id, OK: boolp(ok)}
+}
+
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+}
+
+func TestEveryEvents(t *testing.T) {
+	rec := &recording{}
+	e := newEnv(t, rec.curator(), Policy{EveryEvents: 5, MinEvents: 3})
+	for i := range 4 {
+		e.ingest(prompt("s1", fmt.Sprintf("step %d", i)))
+	}
+	e.ingest(prompt("s1", "step 4"))
+	waitFor(t, "a checkpoint", func() bool { return len(rec.episodes()) == 1 })
+	ep := rec.episodes()[0]
+	if ep.Trigger != TriggerEveryEvents || len(ep.Events) != 5 || ep.SessionID != "s1" || ep.Agent != "claude-code" || len(ep.Scope) != 1 || ep.Scope[0] != "repo:muse" {
+		t.Errorf("episode = trigger %s, %d events, session %s, agent %s, scope %v", ep.Trigger, len(ep.Events), ep.SessionID, ep.Agent, ep.Scope)
+	}
+	waitFor(t, "the buffer cleared", func() bool { return e.buffered("s1") == 0 })
+	s, _ := e.st.Session(context.Background(), "s1")
+	if s.Checkpoints != 1 {
+		t.Errorf("checkpoints = %d", s.Checkpoints)
+	}
+	// Five more: a second checkpoint of just those.
+	for i := range 5 {
+		e.ingest(prompt("s1", fmt.Sprintf("more %d", i)))
+	}
+	waitFor(t, "a second checkpoint", func() bool { return len(rec.episodes()) == 2 })
+	if ep := rec.episodes()[1]; len(ep.Events) != 5 || ep.Events[0].Event.Text != "more 0" {
+		t.Errorf("second episode: %d events from %q", len(ep.Events), ep.Events[0].Event.Text)
+	}
+}
+
+func TestSignificantFix(t *testing.T) {
+	rec := &recording{}
+	e := newEnv(t, rec.curator(), Policy{EveryEvents: 100, MinEvents: 50})
+	e.ingest(prompt("s1", "make it build"), call("s1", "c1", "make build"), result("s1", "c1", false))
+	e.ingest(call("s1", "c2", "make test"), result("s1", "c2", true)) // another command: no fix
+	e.ingest(call("s1", "c3", "make  build"), result("s1", "c3", true))
+	waitFor(t, "a checkpoint", func() bool { return len(rec.episodes()) == 1 })
+	ep := rec.episodes()[0]
+	if ep.Trigger != TriggerSignificant || len(ep.Events) != 7 {
+		t.Fatalf("episode = %s with %d events, want significant with 7", ep.Trigger, len(ep.Events))
+	}
+	if len(ep.Context.Fixes) != 1 || len(ep.Context.Errors) != 1 || ep.Context.Tools["Bash"] != 3 {
+		t.Errorf("context = %+v", ep.Context)
+	}
+}
+
+func TestSignificantCorrection(t *testing.T) {
+	rec := &recording{}
+	e := newEnv(t, rec.curator(), Policy{EveryEvents: 100, MinEvents: 50})
+	hook := prompt("s1", "Never stop hooks")
+	hook.Boilerplate, hook.Subtype = true, "hook"
+	e.ingest(hook)
+	e.ingest(prompt("s1", "I don't know why it fails"))
+	e.ingest(prompt("s1", "No, don't touch the public API"))
+	waitFor(t, "a checkpoint", func() bool { return len(rec.episodes()) == 1 })
+	ep := rec.episodes()[0]
+	if ep.Trigger != TriggerSignificant || len(ep.Events) != 3 || len(ep.Context.Corrections) != 1 {
+		t.Errorf("episode = %s with %d events and %d corrections, want significant, 3, 1", ep.Trigger, len(ep.Events), len(ep.Context.Corrections))
+	}
+}
+
+func TestIdle(t *testing.T) {
+	rec := &recording{}
+	e := newEnv(t, rec.curator(), Policy{EveryEvents: 10, MinEvents: 5, Idle: 50 * time.Millisecond})
+	e.ingest(prompt("s1", "one"))
+	e.ingest(prompt("s1", "two"))
+	waitFor(t, "the idle checkpoint", func() bool { return len(rec.episodes()) == 1 })
+	if ep := rec.episodes()[0]; ep.Trigger != TriggerIdle || len(ep.Events) != 2 {
+		t.Errorf("episode = %s with %d events, want idle with 2 (fewer than min_events)", ep.Trigger, len(ep.Events))
+	}
+	waitFor(t, "the buffer cleared", func() bool { return e.buffered("s1") == 0 })
+}
+
+// TestIdleAfterRestart: a session that still had buffered events when the
+// daemon stopped is checkpointed when its idle time is up.
+func TestIdleAfterRestart(t *testing.T) {
+	e := newEnv(t, (&recording{}).curator(), Policy{EveryEvents: 10, MinEvents: 5})
+	e.ingest(prompt("s1", "one"), prompt("s1", "two"))
+	if err := e.m.Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	rec := &recording{}
+	e.m = e.manager(rec.curator(), Policy{EveryEvents: 10, MinEvents: 5, Idle: 30 * time.Millisecond})
+	waitFor(t, "the idle checkpoint", func() bool { return len(rec.episodes()) == 1 })
+	if ep := rec.episodes()[0]; ep.Trigger != TriggerIdle || len(ep.Events) != 2 {
+		t.Errorf("episode = %s with %d events", ep.Trigger, len(ep.Events))
+	}
+}
+
+func TestSchedule(t *testing.T) {
+	rec := &recording{}
+	e := newEnv(t, rec.curator(), Policy{MinEvents: 3, Schedule: "@every 100ms"})
+	e.ingest(prompt("a", "one"), prompt("a", "two"))
+	e.ingest(prompt("b", "one"), prompt("b", "two"), prompt("b", "three"), prompt("b", "four"))
+	waitFor(t, "b's scheduled checkpoint", func() bool { return len(rec.bySession("b")) == 1 })
+	if ep := rec.bySession("b")[0]; ep.Trigger != TriggerSchedule || len(ep.Events) != 4 {
+		t.Errorf("b: %s with %d events", ep.Trigger, len(ep.Events))
+	}
+	// a had fewer than min_events; with a third it is checkpointed too.
+	e.ingest(prompt("a", "three"))
+	waitFor(t, "a's scheduled checkpoint", func() bool { return len(rec.bySession("a")) == 1 })
+	if ep := rec.bySession("a")[0]; ep.Trigger != TriggerSchedule || len(ep.Events) != 3 {
+		t.Errorf("a: %s with %d events, want schedule with 3 (never with 2)", ep.Trigger, len(ep.Events))
+	}
+}
+
+func TestBadSchedule(t *testing.T) {
+	st, err := store.Open(t.TempDir(), store.Options{GCInterval: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	if _, err := New(st, NewRecorder(0, nil), Options{Policy: Policy{Schedule: "every hour"}}); err == nil {
+		t.Error("New accepted a bad schedule")
+	}
+}
+
+func TestManual(t *testing.T) {
+	rec := &recording{}
+	e := newEnv(t, rec.curator(), Policy{EveryEvents: 100, MinEvents: 5})
+	ctx := context.Background()
+	e.ingest(prompt("a", "one"))
+	e.ingest(prompt("b", "one"), prompt("b", "two"))
+
+	resp, err := e.m.Checkpoint(ctx, api.CheckpointRequest{SessionID: "a", Note: "after the refactor"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(resp.Checkpoints) != 1 || resp.Checkpoints[0].Events != 1 || resp.Checkpoints[0].MedallionID != "m-a" ||
+		resp.Checkpoints[0].Trigger != TriggerManual || resp.Checkpoints[0].Error != "" || resp.Checkpoints[0].Scope[0] != "repo:muse" {
+		t.Errorf("manual a = %+v", resp.Checkpoints)
+	}
+	if ep := rec.bySession("a"); len(ep) != 1 || ep[0].Note != "after the refactor" {
+		t.Errorf("episodes of a = %+v", ep)
+	}
+
+	e.ingest(prompt("a", "two"))
+	resp, err = e.m.Checkpoint(ctx, api.CheckpointRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]int{}
+	for _, r := range resp.Checkpoints {
+		got[r.SessionID] = r.Events
+	}
+	if len(got) != 2 || got["a"] != 1 || got["b"] != 2 {
+		t.Errorf("manual all = %+v", resp.Checkpoints)
+	}
+	// Nothing buffered: nothing to do.
+	resp, err = e.m.Checkpoint(ctx, api.CheckpointRequest{})
+	if err != nil || len(resp.Checkpoints) != 0 {
+		t.Errorf("manual all with nothing buffered = %+v, %v", resp, err)
+	}
+	// A known session with an empty buffer: a result with no events, no curation.
+	n := len(rec.episodes())
+	resp, err = e.m.Checkpoint(ctx, api.CheckpointRequest{SessionID: "a"})
+	if err != nil || len(resp.Checkpoints) != 1 || resp.Checkpoints[0].Events != 0 || len(rec.episodes()) != n {
+		t.Errorf("manual of an empty buffer = %+v, %v", resp, err)
+	}
+	_, err = e.m.Checkpoint(ctx, api.CheckpointRequest{SessionID: "nope"})
+	if !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("unknown session: %v, want ErrNotFound", err)
+	}
+}
+
+// TestFailedCurationKeepsBuffer: the buffer is cleared only after the
+// curator succeeded; a failed one is retried at the next trigger.
+func TestFailedCurationKeepsBuffer(t *testing.T) {
+	rec := &recording{fail: func(n int) error {
+		if n <= 2 {
+			return errors.New("model unavailable")
+		}
+		return nil
+	}}
+	e := newEnv(t, rec.curator(), Policy{EveryEvents: 3, MinEvents: 1})
+	e.ingest(prompt("s1", "1"), prompt("s1", "2"), prompt("s1", "3"))
+	waitFor(t, "the first attempt", func() bool { return len(rec.episodes()) == 1 })
+	resp, err := e.m.Checkpoint(context.Background(), api.CheckpointRequest{SessionID: "s1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := resp.Checkpoints[0]; !strings.Contains(r.Error, "model unavailable") || r.Events != 3 {
+		t.Errorf("failed manual = %+v", r)
+	}
+	if b := e.buffered("s1"); b != 3 {
+		t.Errorf("buffered after failures = %d, want 3", b)
+	}
+	// every_events now waits for 3 more events before trying again.
+	e.ingest(prompt("s1", "4"))
+	e.ingest(prompt("s1", "5"))
+	e.ingest(prompt("s1", "6"))
+	waitFor(t, "the retry", func() bool { return len(rec.episodes()) == 3 })
+	if ep := rec.episodes()[2]; len(ep.Events) != 6 || ep.Trigger != TriggerEveryEvents {
+		t.Errorf("retry = %s with %d events, want every_events with all 6", ep.Trigger, len(ep.Events))
+	}
+	waitFor(t, "the buffer cleared", func() bool { return e.buffered("s1") == 0 })
+}
+
+// TestCoalesce: requests for a session already queued merge into one.
+func TestCoalesce(t *testing.T) {
+	release := make(chan struct{})
+	entered := make(chan string, 10)
+	var mu sync.Mutex
+	calls := map[string]int{}
+	cur := funcCurator{curate: func(_ context.Context, ep Episode) (Result, error) {
+		mu.Lock()
+		calls[ep.SessionID]++
+		mu.Unlock()
+		entered <- ep.SessionID
+		<-release
+		return Result{}, nil
+	}}
+	e := newEnv(t, cur, Policy{EveryEvents: 100, MinEvents: 1})
+	e.ingest(prompt("busy", "1"))
+	e.ingest(prompt("s1", "1"))
+	var wg sync.WaitGroup
+	results := make([][]api.CheckpointResult, 4)
+	wg.Go(func() {
+		r, _ := e.m.Checkpoint(context.Background(), api.CheckpointRequest{SessionID: "busy"})
+		results[0] = r.Checkpoints
+	})
+	<-entered // the checkpoint goroutine is busy
+	for i := 1; i <= 3; i++ {
+		wg.Go(func() {
+			r, _ := e.m.Checkpoint(context.Background(), api.CheckpointRequest{SessionID: "s1", Note: fmt.Sprint(i)})
+			results[i] = r.Checkpoints
+		})
+	}
+	waitFor(t, "three queued waiters", func() bool {
+		e.m.mu.Lock()
+		defer e.m.mu.Unlock()
+		r := e.m.requests["s1"]
+		return r != nil && len(r.waiters) == 3 && len(e.m.queue) == 1
+	})
+	close(release)
+	wg.Wait()
+	if calls["s1"] != 1 || calls["busy"] != 1 {
+		t.Errorf("curator calls = %v, want one per session", calls)
+	}
+	for i, r := range results {
+		if len(r) != 1 || r[0].Events != 1 {
+			t.Errorf("result %d = %+v", i, r)
+		}
+	}
+}
+
+// TestCloseWaitsForRunning: Close returns only after the running
+// checkpoint finished; with a deadline it cancels the curation instead.
+func TestCloseWaitsForRunning(t *testing.T) {
+	t.Run("waits", func(t *testing.T) {
+		entered, release := make(chan struct{}), make(chan struct{})
+		var finished bool
+		cur := funcCurator{curate: func(_ context.Context, ep Episode) (Result, error) {
+			close(entered)
+			<-release
+			finished = true
+			return Result{}, nil
+		}}
+		e := newEnv(t, cur, Policy{EveryEvents: 1, MinEvents: 1})
+		e.ingest(prompt("s1", "1"))
+		<-entered
+		closed := make(chan error)
+		go func() { closed <- e.m.Close(context.Background()) }()
+		close(release)
+		if err := <-closed; err != nil {
+			t.Fatal(err)
+		}
+		if !finished {
+			t.Error("Close returned before the running checkpoint finished")
+		}
+		if b := e.buffered("s1"); b != 0 {
+			t.Errorf("the running checkpoint did not complete: %d buffered", b)
+		}
+		// After Close: no new checkpoints.
+		if _, err := e.m.Checkpoint(context.Background(), api.CheckpointRequest{}); !errors.Is(err, ErrStopping) {
+			t.Errorf("Checkpoint after Close = %v", err)
+		}
+	})
+	t.Run("deadline cancels", func(t *testing.T) {
+		entered := make(chan struct{})
+		var sawCancel bool
+		cur := funcCurator{curate: func(ctx context.Context, ep Episode) (Result, error) {
+			close(entered)
+			<-ctx.Done()
+			sawCancel = true
+			return Result{}, ctx.Err()
+		}}
+		e := newEnv(t, cur, Policy{EveryEvents: 1, MinEvents: 1})
+		e.ingest(prompt("s1", "1"))
+		<-entered
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
+		defer cancel()
+		if err := e.m.Close(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if !sawCancel {
+			t.Error("the curation was not cancelled")
+		}
+		if b := e.buffered("s1"); b != 1 {
+			t.Errorf("a cancelled curation cleared the buffer: %d buffered", b)
+		}
+	})
+}
+
+func TestRecorder(t *testing.T) {
+	r := NewRecorder(2, nil)
+	e := newEnv(t, r, Policy{EveryEvents: 100, MinEvents: 1})
+	e.ingest(prompt("s1", "fix it"), call("s1", "c1", "go test"), result("s1", "c1", false), call("s1", "c2", "go test"), result("s1", "c2", true))
+	// The fix made it significant.
+	waitFor(t, "a record", func() bool { return len(r.Records()) == 1 })
+	got := r.Records()[0]
+	if got.SessionID != "s1" || got.Trigger != TriggerSignificant || got.Events != 5 || got.Errors != 1 || got.Fixes != 1 || got.Tools != 1 || got.FirstSeq != 1 || got.LastSeq != 5 {
+		t.Errorf("record = %+v", got)
+	}
+	for i := range 3 {
+		if _, err := e.m.Checkpoint(context.Background(), api.CheckpointRequest{SessionID: "s1"}); err != nil {
+			t.Fatal(err)
+		}
+		e.ingest(prompt("s1", fmt.Sprint(i)))
+	}
+	if _, err := e.m.Checkpoint(context.Background(), api.CheckpointRequest{SessionID: "s1"}); err != nil {
+		t.Fatal(err)
+	}
+	if recs := r.Records(); len(recs) != 2 || recs[1].Trigger != TriggerManual {
+		t.Errorf("records = %+v, want the last 2", recs)
+	}
+}
