@@ -153,6 +153,7 @@ type Pipeline struct {
 	queued  map[notice]bool
 	wake    chan struct{}
 	started atomic.Bool
+	loaded  bool // set by Load, before Run starts
 
 	// State owned by the Run goroutine.
 	files   map[string]*file  // by key "<dev>:<ino>"
@@ -279,15 +280,28 @@ func (p *Pipeline) Pending() int {
 	return len(p.queue)
 }
 
-// Run loads the stored file states and processes notices until ctx ends.
-// A batch being stored when ctx ends is finished first, so shutting down
-// never wastes a read. Run returns nil after ctx ended, or the error that
-// kept it from starting.
+// Load reads every stored file state into memory. Run calls it when it was
+// not called before; calling it first lets a caller fail at start-up.
+func (p *Pipeline) Load(ctx context.Context) error {
+	if p.loaded {
+		return nil
+	}
+	if err := p.load(ctx); err != nil {
+		return err
+	}
+	p.loaded = true
+	return nil
+}
+
+// Run processes notices until ctx ends, after loading the stored file
+// states if Load was not called. A batch being stored when ctx ends is
+// finished first, so shutting down never wastes a read. Run returns nil
+// after ctx ended, or the error that kept it from starting.
 func (p *Pipeline) Run(ctx context.Context) error {
 	if !p.started.CompareAndSwap(false, true) {
 		return errors.New("ingest pipeline already running")
 	}
-	if err := p.load(ctx); err != nil {
+	if err := p.Load(ctx); err != nil {
 		return err
 	}
 	// Store calls finish even when ctx ends mid-batch.
