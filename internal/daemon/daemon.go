@@ -1,6 +1,9 @@
 // Package daemon runs medalliond: it takes the data dir's lock, opens the
-// store, serves the local API on the Unix socket until its context ends, and
-// then shuts everything down in reverse order.
+// store, starts ingestion (the watcher of the transcript folders, the ingest
+// pipeline and the checkpoint manager), serves the local API on the Unix
+// socket until its context ends, and then shuts everything down in reverse
+// order: watcher, pipeline (which finishes the batch it is storing),
+// checkpoint manager (which finishes a running checkpoint), server, store.
 package daemon
 
 import (
@@ -88,13 +91,24 @@ func Run(ctx context.Context, cfg *config.Config, logger hclog.Logger) (err erro
 		}
 	}()
 
+	ing, err := startIngestion(ctx, cfg, st, logger)
+	if err != nil {
+		return err
+	}
+	// On every return from here: stop ingestion before the server and the
+	// store (deferred calls run last first).
+	defer ing.stop(ctx)
+
 	srv := server.New(server.Config{
-		Store:     st,
-		Logger:    logger.Named("server"),
-		DataDir:   cfg.DataDir,
-		Socket:    cfg.Socket,
-		StartedAt: time.Now(),
-		DiskUsage: st.DiskUsage,
+		Store:      st,
+		Logger:     logger.Named("server"),
+		DataDir:    cfg.DataDir,
+		Socket:     cfg.Socket,
+		StartedAt:  time.Now(),
+		DiskUsage:  st.DiskUsage,
+		Episodes:   st,
+		Checkpoint: ing.manager.Checkpoint,
+		Ingest:     ing.status,
 	})
 	// Logged before serving so that anyone who got an answer from the
 	// socket can find this line in the log.
@@ -119,6 +133,7 @@ func Run(ctx context.Context, cfg *config.Config, logger hclog.Logger) (err erro
 		return fmt.Errorf("serve: %w", err)
 	}
 
+	ing.stop(ctx)
 	shutdownCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), ShutdownTimeout)
 	defer cancel()
 	if err := srv.Shutdown(shutdownCtx); err != nil {

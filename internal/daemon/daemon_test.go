@@ -51,6 +51,9 @@ func testConfig(t *testing.T) *config.Config {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { os.RemoveAll(sockDir) })
+	// A private HOME: the default watches must not ingest the real
+	// user's transcripts.
+	t.Setenv("HOME", filepath.Join(t.TempDir(), "home"))
 	cfg := config.Default()
 	cfg.DataDir = filepath.Join(t.TempDir(), "data")
 	cfg.Socket = filepath.Join(sockDir, "s", "medallion.sock")

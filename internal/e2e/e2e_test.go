@@ -85,6 +85,7 @@ func TestScripts(t *testing.T) {
 			"jsonget": cmdJSONGet,
 			"later":   cmdLater,
 			"eq":      cmdEq,
+			"cptree":  cmdCpTree, "waitctl": cmdWaitCtl, // ingestion scripts (ingest_cmds_test.go)
 		},
 		RequireExplicitExec: true,
 	})

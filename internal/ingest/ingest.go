@@ -29,6 +29,15 @@
 // back-off and nothing is lost. Per-file problems are logged and counted,
 // never fatal.
 //
+// A last line without a newline is normally a line still being written and
+// waits for its '\n'. Some files simply end that way (exports, an agent that
+// died between writing a record and its newline), so once such a tail has
+// not changed for Options.QuietTail and holds valid JSON, it is ingested as
+// the file's last line: the offset then stands at the end of the file
+// rather than past a '\n'. If the file grows later, the newline that
+// finally ends the tail reads as an empty line, and records glued to it as
+// a new line, so nothing is lost or repeated either way.
+//
 // After a daemon restart a file's parser starts mid-file; event ids do not
 // depend on parser state, so that is harmless. A parser is also dropped
 // whenever a batch fails to commit, because adapters remember what they
@@ -37,9 +46,11 @@
 package ingest
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -84,6 +95,9 @@ const (
 	// DefaultGoneGrace is how long a file that vanished keeps its state,
 	// waiting for the watcher to report it under a new name.
 	DefaultGoneGrace = 2 * time.Second
+	// DefaultQuietTail is how long an unterminated last line must stay
+	// unchanged before it is taken as complete.
+	DefaultQuietTail = 5 * time.Second
 	minRetry         = time.Second
 	maxRetry         = time.Minute
 	maxErrors        = 10
@@ -121,6 +135,9 @@ type Options struct {
 	// GoneGrace is how long a vanished file keeps its state
 	// (DefaultGoneGrace when 0).
 	GoneGrace time.Duration
+	// QuietTail is how long an unterminated last line must stay unchanged
+	// to be ingested as complete (DefaultQuietTail when 0).
+	QuietTail time.Duration
 	// OnIngest, when set, is called on the pipeline's goroutine after each
 	// committed batch with what the store reported and the batch's events;
 	// it must return quickly (the checkpoint manager's Observe does).
@@ -160,6 +177,7 @@ type Pipeline struct {
 	paths   map[string]string // path → key
 	checks  map[string]time.Time
 	retries map[string]time.Time
+	tails   map[string]time.Time // files with an unterminated tail to look at
 	backoff map[string]time.Duration
 
 	// Figures for Status.
@@ -202,6 +220,7 @@ func New(st store.EpisodeStore, opts Options) (*Pipeline, error) {
 		paths:   map[string]string{},
 		checks:  map[string]time.Time{},
 		retries: map[string]time.Time{},
+		tails:   map[string]time.Time{},
 		backoff: map[string]time.Duration{},
 		skipped: map[string]int64{},
 	}
@@ -223,6 +242,9 @@ func New(st store.EpisodeStore, opts Options) (*Pipeline, error) {
 	p.opts.MaxBatchBytes = min(p.opts.MaxBatchBytes, store.MaxIngestBytes/4)
 	if p.opts.GoneGrace <= 0 {
 		p.opts.GoneGrace = DefaultGoneGrace
+	}
+	if p.opts.QuietTail <= 0 {
+		p.opts.QuietTail = DefaultQuietTail
 	}
 	for _, w := range opts.Watches {
 		if w.Format != FormatAuto {
@@ -388,11 +410,19 @@ func (p *Pipeline) due(ctx context.Context) {
 			}
 		}
 	}
+	for key, at := range p.tails {
+		if !now.Before(at) {
+			delete(p.tails, key)
+			if f := p.files[key]; f != nil {
+				p.quietTail(ctx, key, f)
+			}
+		}
+	}
 }
 
 func (p *Pipeline) nextDue() time.Time {
 	var next time.Time
-	for _, m := range []map[string]time.Time{p.checks, p.retries} {
+	for _, m := range []map[string]time.Time{p.checks, p.retries, p.tails} {
 		for _, at := range m {
 			if next.IsZero() || at.Before(next) {
 				next = at
@@ -441,6 +471,7 @@ func (p *Pipeline) forget(ctx context.Context, key string, f *file, why string) 
 	}
 	delete(p.retries, key)
 	delete(p.backoff, key)
+	delete(p.tails, key)
 	f.size, f.state.Offset = 0, 0
 	p.updateBacklog(f)
 	p.tracked.Add(-1)
@@ -503,6 +534,13 @@ func (p *Pipeline) process(stop, work context.Context, watch, path string) {
 		}
 		if !more {
 			delete(p.backoff, key)
+			if f.state.Offset < f.state.Size {
+				// An unterminated last line: look again once it had
+				// time to be finished.
+				p.tails[key] = p.now().Add(p.opts.QuietTail)
+			} else {
+				delete(p.tails, key)
+			}
 			return
 		}
 		if stop.Err() != nil {
@@ -577,25 +615,11 @@ func (p *Pipeline) batch(ctx context.Context, w Watch, f *file) (more bool, err 
 				f.parser, f.fileID, f.state.Format = nil, "", ""
 			}
 		}
-		parser, ok := p.parser(w, f, l.Data)
+		kept, n, ok := p.parseLine(w, f, l.Data, l.Offset)
 		if !ok {
-			f.skips[SkipUndetected]++
 			return nil
 		}
-		events := parser.ParseLine(l.Data, transcript.Position{File: f.fileID, Path: f.state.Path, Offset: l.Offset})
-		kept := events[:0]
-		for i := range events {
-			e := &events[i]
-			if e.SessionID == "" {
-				e.SessionID = transcript.SessionFromPath(f.state.Path).SessionID
-			}
-			if e.ID == "" || e.SessionID == "" || len(e.SessionID) > store.MaxSessionIDLen || hasNUL(e.SessionID) {
-				f.skips[SkipNoSession]++
-				continue
-			}
-			redactions += p.redactEvent(e)
-			kept = append(kept, *e)
-		}
+		redactions += n
 		lines = append(lines, line{start: l.Offset, events: kept})
 		nEvents += len(kept)
 		return nil
@@ -652,6 +676,131 @@ func (p *Pipeline) batch(ctx context.Context, w Watch, f *file) (more bool, err 
 	f.size = max(f.size, f.state.Size)
 	p.updateBacklog(f)
 	return res.More || errors.Is(err, errBatchFull), nil
+}
+
+// parseLine parses, checks and redacts the events of one line; ok is false
+// when the file's format is not known yet (the line is counted as skipped).
+func (p *Pipeline) parseLine(w Watch, f *file, data []byte, offset int64) (events []transcript.Event, redactions int64, ok bool) {
+	parser, ok := p.parser(w, f, data)
+	if !ok {
+		f.skips[SkipUndetected]++
+		return nil, 0, false
+	}
+	events = parser.ParseLine(data, transcript.Position{File: f.fileID, Path: f.state.Path, Offset: offset})
+	kept := events[:0]
+	for i := range events {
+		e := &events[i]
+		if e.SessionID == "" {
+			e.SessionID = transcript.SessionFromPath(f.state.Path).SessionID
+		}
+		if e.ID == "" || e.SessionID == "" || len(e.SessionID) > store.MaxSessionIDLen || hasNUL(e.SessionID) {
+			f.skips[SkipNoSession]++
+			continue
+		}
+		redactions += p.redactEvent(e)
+		kept = append(kept, *e)
+	}
+	return kept, redactions, true
+}
+
+// quietTail ingests f's unterminated last line once it has stayed the same
+// for QuietTail and holds valid JSON (see the package comment). A tail over
+// MaxLine is skipped and counted, as a terminated one would be.
+func (p *Pipeline) quietTail(ctx context.Context, key string, f *file) {
+	w, ok := p.watches[f.state.Watch]
+	if !ok {
+		return
+	}
+	dev, ino, size, err := tail.Identify(f.state.Path)
+	if err != nil || tail.Key(dev, ino) != key || size != f.state.Size {
+		// Gone, replaced or changed since the last read: the normal path
+		// deals with it.
+		p.enqueue(notice{watch: f.state.Watch, path: f.state.Path})
+		return
+	}
+	fi, err := os.Stat(f.state.Path)
+	if err != nil {
+		return
+	}
+	if wait := fi.ModTime().Add(p.opts.QuietTail).Sub(p.now()); wait > 0 {
+		p.tails[key] = p.now().Add(wait)
+		return
+	}
+	start, n := f.state.Offset, size-f.state.Offset
+	if n <= 0 {
+		return
+	}
+	f.skips = map[string]int64{}
+	var lines []line
+	var redactions int64
+	if n > int64(p.opts.MaxLine) {
+		f.skips[tail.SkipLineTooLong]++
+	} else {
+		buf := make([]byte, n)
+		fh, err := os.Open(f.state.Path)
+		if err != nil {
+			return
+		}
+		_, err = fh.ReadAt(buf, start)
+		fh.Close()
+		if err != nil || bytes.IndexByte(buf, '\n') >= 0 {
+			p.enqueue(notice{watch: f.state.Watch, path: f.state.Path})
+			return
+		}
+		data := bytes.TrimRight(buf, "\r")
+		switch {
+		case len(bytes.TrimSpace(data)) == 0:
+		case bytes.IndexByte(data, 0) >= 0:
+			f.skips[tail.SkipBinary]++
+		case !jsonValues(data):
+			// Most likely a record whose writer died half-way: leave it;
+			// status keeps showing it as backlog.
+			p.log.Debug("unterminated last line is not complete JSON; leaving it", "path", f.state.Path, "bytes", n)
+			return
+		default:
+			events, r, ok := p.parseLine(w, f, data, start)
+			if ok {
+				lines, redactions = []line{{start: start, events: events}}, r
+			}
+		}
+	}
+	b := &pending{p: p, f: f, next: f.state, start: start}
+	nLines := 0
+	if len(lines) > 0 {
+		nLines = 1
+	}
+	if err := b.commit(ctx, lines, size, nLines, f.skips); err != nil {
+		f.parser = nil
+		p.retryLater(key, f, err)
+		return
+	}
+	p.log.Info("took an unterminated last line as complete", "path", f.state.Path, "bytes", n)
+	p.bytes.Add(n)
+	p.redactions.Add(redactions)
+	p.smu.Lock()
+	for reason, c := range f.skips {
+		p.skipped[reason] += c
+	}
+	p.smu.Unlock()
+	p.updateBacklog(f)
+}
+
+// jsonValues reports whether b holds one or more complete JSON values and
+// nothing else (glued records included).
+func jsonValues(b []byte) bool {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	n := 0
+	for {
+		var v json.RawMessage
+		err := dec.Decode(&v)
+		if errors.Is(err, io.EOF) {
+			return n > 0
+		}
+		if err != nil {
+			return false
+		}
+		n++
+	}
 }
 
 // pending is one batch being committed, possibly in parts.

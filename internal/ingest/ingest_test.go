@@ -691,3 +691,61 @@ func TestStartupDropsVanishedFiles(t *testing.T) {
 		return err == nil && fs == nil
 	})
 }
+
+// TestQuietTail: a last line without a newline is ingested once it has not
+// changed for QuietTail and is complete JSON; a half-written one is not.
+// Lines appended later are read once, whether or not they start with the
+// missing newline.
+func TestQuietTail(t *testing.T) {
+	st := openStore(t)
+	dir := t.TempDir()
+	p, err := New(st, Options{Watches: []Watch{{Name: "w", Format: "claude-code"}}, QuietTail: 30 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	run(t, p)
+	rec := func(session, uuid, text string) string {
+		return `{"type":"user","sessionId":"` + session + `","uuid":"` + uuid + `","message":{"role":"user","content":"` + text + `"}}`
+	}
+	count := func(session string) int {
+		s, err := st.Session(context.Background(), session)
+		if err != nil || s == nil {
+			return 0
+		}
+		return int(s.Events)
+	}
+
+	done := filepath.Join(dir, "done.jsonl")
+	appendFile(t, done, []byte(rec("q1", "a", "one")+"\n"+rec("q1", "b", "two")))
+	p.Notify("w", done)
+	waitFor(t, "the unterminated record", func() bool { return count("q1") == 2 })
+	if p.Status().BacklogBytes != 0 {
+		t.Errorf("backlog = %d after the tail was taken", p.Status().BacklogBytes)
+	}
+	// The file goes on: first with the newline, then glued without one.
+	appendFile(t, done, []byte("\n"+rec("q1", "c", "three")+"\n"))
+	p.Notify("w", done)
+	waitFor(t, "the third record", func() bool { return count("q1") == 3 })
+	appendFile(t, done, []byte(rec("q1", "d", "four")+"\n"))
+	p.Notify("w", done)
+	waitFor(t, "the fourth record", func() bool { return count("q1") == 4 })
+
+	half := filepath.Join(dir, "half.jsonl")
+	full := rec("q2", "h1", "one") + "\n" + rec("q2", "h2", "two") + "\n"
+	appendFile(t, half, []byte(full[:len(full)-20]))
+	p.Notify("w", half)
+	waitFor(t, "the complete record", func() bool { return count("q2") == 1 })
+	// Well past QuietTail the cut record is still waiting...
+	waitFor(t, "the quiet-tail look", func() bool { return p.Status().BacklogBytes == int64(len(full)-20-len(rec("q2", "h1", "one"))-1) })
+	time.Sleep(100 * time.Millisecond) // several QuietTail periods: nothing may happen
+	if n := count("q2"); n != 1 {
+		t.Fatalf("a half-written record was ingested: %d events", n)
+	}
+	// ...and is read once its end arrives.
+	appendFile(t, half, []byte(full[len(full)-20:]))
+	p.Notify("w", half)
+	waitFor(t, "the completed record", func() bool { return count("q2") == 2 })
+	if d := p.Status().Duplicates; d != 0 {
+		t.Errorf("duplicates = %d", d)
+	}
+}

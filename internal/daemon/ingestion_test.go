@@ -1,0 +1,126 @@
+package daemon
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/medallionhq/medallion/internal/api"
+	"github.com/medallionhq/medallion/internal/client"
+	"github.com/medallionhq/medallion/internal/config"
+)
+
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// TestIngestionWired: a transcript written under a watch root shows up as
+// a session through the API, status reports the watch and the counts, and
+// a manual checkpoint clears the buffer.
+func TestIngestionWired(t *testing.T) {
+	cfg := testConfig(t)
+	root := filepath.Join(t.TempDir(), "transcripts")
+	cfg.Watches = []config.Watch{{Name: "cc", Path: root, Format: "claude-code", Include: config.DefaultInclude, Exclude: []string{}}}
+	repo := filepath.Join(t.TempDir(), "muse")
+	if err := os.MkdirAll(filepath.Join(repo, ".git"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	r := start(t, cfg)
+	c := client.New(cfg.Socket)
+	ctx := context.Background()
+
+	// The root is created after start, with the file already in it.
+	line := `{"type":"user","sessionId":"s-1","uuid":"u-1","cwd":"` + repo + `","timestamp":"2026-03-02T09:00:00Z","message":{"role":"user","content":"add a flag"}}` + "\n"
+	tmp := filepath.Join(t.TempDir(), "p")
+	if err := os.MkdirAll(filepath.Join(tmp, "proj"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(tmp, "proj", "s-1.jsonl"), []byte(line), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(tmp, root); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the session", func() bool {
+		s, err := c.Sessions(ctx)
+		return err == nil && len(s) == 1
+	})
+	sessions, _ := c.Sessions(ctx)
+	if s := sessions[0]; s.ID != "s-1" || s.Agent != "claude-code" || !slices.Equal(s.Scope, []string{"repo:muse"}) || s.Buffered != 1 {
+		t.Errorf("session = %+v", s)
+	}
+	st, err := c.Status(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := st.Ingest
+	if in == nil || len(in.Watches) != 1 || !in.Watches[0].Exists || in.Watches[0].Format != "claude-code" || in.Files != 1 || in.Events != 1 || in.Sessions != 1 || in.BufferedEvents != 1 || in.WatchedDirs < 2 {
+		t.Errorf("ingest status = %+v", in)
+	}
+	resp, err := c.Checkpoint(ctx, api.CheckpointRequest{SessionID: "s-1", Note: "n"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(resp.Checkpoints) != 1 || resp.Checkpoints[0].Events != 1 || resp.Checkpoints[0].Trigger != "manual" {
+		t.Errorf("checkpoint = %+v", resp.Checkpoints)
+	}
+	sess, err := c.Session(ctx, "s-1", 0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sess.Session.Buffered != 0 || sess.Session.Checkpoints != 1 {
+		t.Errorf("after the checkpoint: %+v", sess.Session)
+	}
+	if err := r.stop(t); err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	log := r.log.String()
+	for _, want := range []string{"watch: name=cc path=" + root, "episode recorded (no curator configured)", "ingestion stopped"} {
+		if !strings.Contains(log, want) {
+			t.Errorf("log lacks %q:\n%s", want, log)
+		}
+	}
+	// Shutdown order: ingestion stops before the daemon says it stopped.
+	if strings.Index(log, "ingestion stopped") > strings.Index(log, "medalliond stopped") {
+		t.Errorf("ingestion stopped after the daemon:\n%s", log)
+	}
+}
+
+// TestDefaultWatches: without watch blocks the daemon watches the agents'
+// folders, says so, and picks one up that appears later.
+func TestDefaultWatches(t *testing.T) {
+	cfg := testConfig(t)
+	home := os.Getenv("HOME")
+	r := start(t, cfg)
+	waitFor(t, "the log line", func() bool { return strings.Contains(r.log.String(), "no watched folder exists yet") })
+	for _, want := range []string{"path=" + filepath.Join(home, ".claude", "projects"), "path=" + filepath.Join(home, ".codex", "sessions")} {
+		if !strings.Contains(r.log.String(), want) {
+			t.Errorf("log lacks %q", want)
+		}
+	}
+	dir := filepath.Join(home, ".codex", "sessions", "2026", "03", "02")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	meta := `{"timestamp":"2026-03-02T10:15:00.010Z","type":"session_meta","payload":{"id":"019c9a10-1111-7aaa-8bbb-0123456789ab","cwd":"/tmp","originator":"codex_cli_rs","cli_version":"0.142.2"}}` + "\n" +
+		`{"timestamp":"2026-03-02T10:15:01.000Z","type":"event_msg","payload":{"type":"user_message","message":"hello"}}` + "\n"
+	if err := os.WriteFile(filepath.Join(dir, "rollout-2026-03-02T10-15-00-019c9a10-1111-7aaa-8bbb-0123456789ab.jsonl"), []byte(meta), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c := client.New(cfg.Socket)
+	waitFor(t, "the codex session", func() bool {
+		s, err := c.Sessions(context.Background())
+		return err == nil && len(s) == 1 && s[0].Agent == "codex"
+	})
+}
