@@ -18,11 +18,12 @@ import (
 //     "No!"), "nope", "stop", "wrong", "don't"/"dont", "do not", "never",
 //     "instead";
 //   - anywhere, the phrases "always use", "never use", "don't use", "do not
-//     use", "stop using", "instead of", "that's wrong", "that is wrong",
+//     use", "stop using", "that's wrong", "that is wrong",
 //     "this is wrong", "that's not what I", "you shouldn't", "you should not".
 //
-// So "No need to rush" and "I don't know why this fails" are not
-// corrections, while "It works, but don't log the token" is.
+// So "No need to rush", "I don't know why this fails" and "stream it
+// instead of buffering" (a request, not a correction) are not corrections,
+// while "It works, but don't log the token" is.
 func IsCorrection(text string) bool {
 	words := tokenize(text)
 	for i, w := range words {
@@ -52,7 +53,7 @@ var fillers = map[string]bool{"please": true, "but": true, "and": true, "so": tr
 // phrases are corrections wherever they appear.
 var phrases = [][]string{
 	{"always", "use"}, {"never", "use"}, {"don't", "use"}, {"dont", "use"}, {"do", "not", "use"},
-	{"stop", "using"}, {"instead", "of"},
+	{"stop", "using"},
 	{"that's", "wrong"}, {"that", "is", "wrong"}, {"this", "is", "wrong"}, {"that's", "not", "what", "i"},
 	{"you", "shouldn't"}, {"you", "should", "not"},
 }
