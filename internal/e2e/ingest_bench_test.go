@@ -1,0 +1,94 @@
+package e2e
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/medallionhq/medallion/internal/ingest/fixture"
+)
+
+// backfillBytes is the size of the transcripts BenchmarkBackfill ingests.
+const backfillBytes = 200 << 20
+
+// writeBackfill writes about size bytes of Claude-Code-shaped sessions in
+// files files under root: prompts, assistant text, tool calls with paths and
+// commands, tool results of 0.5-20 KB and a few of 500 KB, progress noise.
+func writeBackfill(tb testing.TB, root string, files int, size int64) int64 {
+	tb.Helper()
+	var total int64
+	for i := range files {
+		id := fmt.Sprintf("bf%06d-0000-4000-8000-%012d", i, i)
+		dir := filepath.Join(root, fmt.Sprintf("-home-dev-proj%d", i%3))
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			tb.Fatal(err)
+		}
+		f, err := os.Create(filepath.Join(dir, id+".jsonl"))
+		if err != nil {
+			tb.Fatal(err)
+		}
+		w := bufio.NewWriterSize(f, 1<<20)
+		g := fixture.NewClaude(id, fmt.Sprintf("/home/dev/proj%d", i%3), uint64(i)+1)
+		g.Big, g.BigSize = 3, 500<<10
+		var n int64
+		for n < size/int64(files) {
+			for _, l := range g.Turn() {
+				w.Write(l)
+				n += int64(len(l))
+			}
+		}
+		if err := w.Flush(); err != nil {
+			tb.Fatal(err)
+		}
+		if err := f.Close(); err != nil {
+			tb.Fatal(err)
+		}
+		total += n
+	}
+	return total
+}
+
+// BenchmarkBackfill starts the real daemon on a fresh data dir over 200 MB
+// of transcripts and waits until every byte is ingested. It reports the
+// throughput (MB/s, from b.SetBytes) and the daemon's peak resident memory
+// (VmHWM) under the default memory_limit.
+func BenchmarkBackfill(b *testing.B) {
+	if _, err := os.Stat("/proc/self/status"); err != nil {
+		b.Skip("needs /proc for the peak RSS")
+	}
+	root := b.TempDir()
+	total := writeBackfill(b, root, 8, backfillBytes)
+	b.SetBytes(total)
+	b.ResetTimer()
+	var hwm float64
+	var events int64
+	for range b.N {
+		b.StopTimer()
+		d := newIngestd(b, root, "")
+		b.StartTimer()
+		start := time.Now()
+		d.start()
+		var st = d.status()
+		waitFor(b, 10*time.Minute, "the backfill", func() bool {
+			st = d.status()
+			return st.Bytes >= total && st.BacklogBytes == 0
+		})
+		elapsed := time.Since(start)
+		b.StopTimer()
+		_, h, err := procMemory(d.pid())
+		if err != nil {
+			b.Fatal(err)
+		}
+		hwm = max(hwm, h)
+		events = st.Events
+		b.Logf("%d MB in %s: %.1f MB/s, %d events, peak RSS %.0f MB", total>>20, elapsed.Round(time.Millisecond),
+			float64(total)/1e6/elapsed.Seconds(), st.Events, h)
+		d.stop()
+		b.StartTimer()
+	}
+	b.ReportMetric(hwm, "peak-rss-MB")
+	b.ReportMetric(float64(events), "events")
+}
