@@ -35,9 +35,10 @@ type ingestd struct {
 	extra string
 }
 
-// newIngestd prepares a daemon watching root (format auto, no automatic
-// checkpoints so that every event stays buffered and can be compared);
-// extra is appended to its config file.
+// newIngestd prepares a daemon watching root (format auto); extra is
+// appended to its config file. Unless extra has a checkpoint block, the
+// automatic checkpoints are off, so that every event stays buffered and
+// can be compared.
 func newIngestd(tb testing.TB, root, extra string) *ingestd {
 	tb.Helper()
 	dir, err := os.MkdirTemp("", "med")
@@ -46,6 +47,9 @@ func newIngestd(tb testing.TB, root, extra string) *ingestd {
 	}
 	d := &ingestd{tb: tb, dir: dir, root: root, sock: filepath.Join(dir, "s", "m.sock"),
 		conf: filepath.Join(dir, "config.hcl"), log: filepath.Join(dir, "daemon.log"), extra: extra}
+	if !strings.Contains(extra, "checkpoint {") {
+		extra = "checkpoint {\n  every_events = 0\n  idle         = \"off\"\n}\n" + extra
+	}
 	cfg := fmt.Sprintf(`data_dir  = %q
 socket    = %q
 log_level = "info"
@@ -53,11 +57,6 @@ log_level = "info"
 watch "w" {
   path   = %q
   format = "auto"
-}
-
-checkpoint {
-  every_events = 0
-  idle         = "off"
 }
 %s
 `, filepath.Join(dir, "data"), d.sock, root, extra)
