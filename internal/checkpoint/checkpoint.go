@@ -18,9 +18,10 @@
 // Checkpoints run one at a time on the manager's own goroutine, so they
 // never block ingestion and never race each other; a request for a session
 // already waiting in the queue is merged into it. A checkpoint reads the
-// whole buffered episode, derives its context (episode.Derive) and calls
-// the Curator; only when the curator succeeds is the buffer cleared up to
-// the last event it saw. When the curator fails, the buffer is kept and the
+// buffered episode (in parts of at most MaxEpisodeEvents when it is
+// longer), derives its context (episode.Derive) and calls the Curator; only
+// when the curator succeeds is the buffer cleared up to the last event it
+// saw. When the curator fails, the buffer is kept and the
 // next trigger tries again (every_events then waits for EveryEvents more
 // events, so a failing curator is not called on every batch).
 //
@@ -103,6 +104,10 @@ type Options struct {
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
 }
+
+// MaxEpisodeEvents bounds the events handed to the curator at once; a longer
+// buffer is checkpointed in several parts.
+const MaxEpisodeEvents = 5000
 
 // ErrStopping answers the checkpoints still queued when the manager closes.
 var ErrStopping = errors.New("checkpoint manager is stopping")
@@ -291,7 +296,9 @@ func (m *Manager) idleFired(id string) {
 	}
 	if s.buffered >= 1 {
 		m.request(id, TriggerIdle, "", 1, nil)
+		return
 	}
+	m.forgetQuiet(id, s)
 }
 
 // request queues a checkpoint of a session, merging it into one already
@@ -376,49 +383,73 @@ func (m *Manager) run(ctx context.Context, id string, r *request) api.Checkpoint
 		return res
 	}
 	res.Scope = nonNil(info.Scope)
-	events, err := m.st.Episode(ctx, id, 0, 0)
-	if err != nil {
-		return fail("read episode", err)
-	}
-	res.Events = len(events)
-	if int64(len(events)) < r.min {
-		// Checkpointed meanwhile, or fewer events than this trigger needs.
-		m.log.Debug("checkpoint skipped", "session", id, "trigger", r.trigger, "events", len(events), "min", r.min)
-		return res
-	}
-	ep := Episode{
-		SessionID: id, Scope: res.Scope, Agent: info.Agent, Trigger: r.trigger, Note: r.note,
-		Events: events, Context: episode.Derive(events),
-	}
-	start := m.now()
-	out, err := m.cur.Curate(ctx, ep)
-	if err != nil {
-		return fail("curate", err)
-	}
-	last := events[len(events)-1].Seq
-	if err := m.st.ClearEpisode(ctx, id, last); err != nil {
-		return fail("clear episode", err)
-	}
-	res.MedallionID, res.Version = out.MedallionID, out.Version
-	m.log.Info("checkpoint done", "session", id, "trigger", r.trigger, "events", len(events),
-		"medallion", out.MedallionID, "version", out.Version, "took", m.now().Sub(start).String())
-	m.mu.Lock()
-	if s := m.sessions[id]; s != nil {
-		s.base = 0
-		s.buffered = max(0, s.buffered-int64(len(events)))
-		// The failures that were open are in the cleared part: a later
-		// success is not a fix "in the buffered episode" any more.
-		s.fixes = episode.FixTracker{}
-		if s.buffered == 0 && m.requests[id] == nil && (s.idle == nil || !m.now().Before(s.last.Add(m.policy.Idle))) {
-			// The session went quiet: forget it until it writes again.
-			if s.idle != nil {
-				s.idle.Stop()
+	// A long buffer (a backfill with the automatic triggers off, a curator
+	// that kept failing) goes to the curator in parts of at most
+	// MaxEpisodeEvents, each cleared once curated, so memory stays bounded.
+	for part := 0; ; part++ {
+		events, err := m.st.Episode(ctx, id, 0, MaxEpisodeEvents)
+		if err != nil {
+			return fail("read episode", err)
+		}
+		if part == 0 && int64(len(events)) < r.min || len(events) == 0 {
+			if part == 0 {
+				// Checkpointed meanwhile, or fewer events than this
+				// trigger needs.
+				m.log.Debug("checkpoint skipped", "session", id, "trigger", r.trigger, "events", len(events), "min", r.min)
 			}
-			delete(m.sessions, id)
+			return res
+		}
+		ep := Episode{
+			SessionID: id, Scope: res.Scope, Agent: info.Agent, Trigger: r.trigger, Note: r.note,
+			Events: events, Context: episode.Derive(events),
+		}
+		// Events counts what the curator was given, cleared or not.
+		res.Events += len(events)
+		start := m.now()
+		out, err := m.cur.Curate(ctx, ep)
+		if err != nil {
+			return fail("curate", err)
+		}
+		if err := m.st.ClearEpisode(ctx, id, events[len(events)-1].Seq); err != nil {
+			return fail("clear episode", err)
+		}
+		res.MedallionID, res.Version = out.MedallionID, out.Version
+		m.log.Info("checkpoint done", "session", id, "trigger", r.trigger, "events", len(events),
+			"medallion", out.MedallionID, "version", out.Version, "took", m.now().Sub(start).String())
+		m.cleared(id, len(events))
+		if len(events) < MaxEpisodeEvents {
+			return res
 		}
 	}
-	m.mu.Unlock()
-	return res
+}
+
+// cleared updates the manager's memory of a session after a checkpoint
+// cleared n events.
+func (m *Manager) cleared(id string, n int) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	s := m.sessions[id]
+	if s == nil {
+		return
+	}
+	s.base = 0
+	s.buffered = max(0, s.buffered-int64(n))
+	// The failures that were open are in the cleared part: a later
+	// success is not a fix "in the buffered episode" any more.
+	s.fixes = episode.FixTracker{}
+	m.forgetQuiet(id, s)
+}
+
+// forgetQuiet drops the memory of a session with nothing buffered, nothing
+// queued and no idle time left to wait for, until it writes again. Called
+// with m.mu held.
+func (m *Manager) forgetQuiet(id string, s *session) {
+	if s.buffered == 0 && m.requests[id] == nil && (m.policy.Idle <= 0 || !m.now().Before(s.last.Add(m.policy.Idle))) {
+		if s.idle != nil {
+			s.idle.Stop()
+		}
+		delete(m.sessions, id)
+	}
 }
 
 func nonNil(s []string) []string {

@@ -480,3 +480,30 @@ func TestRecorder(t *testing.T) {
 		t.Errorf("records = %+v, want the last 2", recs)
 	}
 }
+
+// TestLongEpisodeInParts: a buffer longer than MaxEpisodeEvents reaches the
+// curator in parts, each cleared after it was curated.
+func TestLongEpisodeInParts(t *testing.T) {
+	rec := &recording{}
+	e := newEnv(t, rec.curator(), Policy{MinEvents: 1})
+	n := MaxEpisodeEvents + 123
+	events := make([]transcript.Event, n)
+	for i := range events {
+		events[i] = prompt("long", fmt.Sprint(i))
+	}
+	e.ingest(events...)
+	resp, err := e.m.Checkpoint(context.Background(), api.CheckpointRequest{SessionID: "long"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := resp.Checkpoints[0]; r.Events != n || r.Error != "" {
+		t.Errorf("result = %+v, want %d events", r, n)
+	}
+	eps := rec.episodes()
+	if len(eps) != 2 || len(eps[0].Events) != MaxEpisodeEvents || len(eps[1].Events) != 123 || eps[1].Events[0].Event.Text != fmt.Sprint(MaxEpisodeEvents) {
+		t.Errorf("curated %d parts", len(eps))
+	}
+	if b := e.buffered("long"); b != 0 {
+		t.Errorf("buffered = %d", b)
+	}
+}
