@@ -372,7 +372,15 @@ func (p *Pipeline) load(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("load file states: %w", err)
 	}
+	skipped := 0
 	for _, s := range states {
+		if _, ok := p.watches[s.Watch]; !ok {
+			// Found through a watch that is no longer configured: left
+			// in the store, and read from there if a configured watch
+			// reports the file.
+			skipped++
+			continue
+		}
 		f := &file{state: s, size: s.Size}
 		p.files[s.Key] = f
 		p.paths[s.Path] = s.Key
@@ -388,7 +396,7 @@ func (p *Pipeline) load(ctx context.Context) error {
 		p.updateBacklog(f)
 	}
 	if len(states) > 0 {
-		p.log.Info("loaded file states", "files", len(states))
+		p.log.Info("loaded file states", "files", len(states)-skipped, "of_other_watches", skipped)
 	}
 	return nil
 }
@@ -501,7 +509,16 @@ func (p *Pipeline) process(stop, work context.Context, watch, path string) {
 	}
 	f := p.files[key]
 	if f == nil {
-		f = &file{state: store.FileState{Key: key, Path: path, Dev: dev, Ino: ino, Watch: watch}}
+		stored, err := p.st.FileState(work, key)
+		if err != nil {
+			p.fail("read file state", path, err)
+			return
+		}
+		if stored != nil {
+			f = &file{state: *stored, size: stored.Size}
+		} else {
+			f = &file{state: store.FileState{Key: key, Path: path, Dev: dev, Ino: ino, Watch: watch}}
+		}
 		p.files[key] = f
 		p.tracked.Add(1)
 	}

@@ -749,3 +749,41 @@ func TestQuietTail(t *testing.T) {
 		t.Errorf("duplicates = %d", d)
 	}
 }
+
+// TestRenamedWatch: a file state from a watch no longer configured is not
+// tracked, but is used when a configured watch reports the same file.
+func TestRenamedWatch(t *testing.T) {
+	st := openStore(t)
+	dir := t.TempDir()
+	path := filepath.Join(dir, "s.jsonl")
+	appendFile(t, path, turns(fixture.NewClaude("55555555-0000-4000-8000-000000000001", dir, 5), 2))
+	p, _ := New(st, Options{Watches: []Watch{{Name: "old", Format: "claude-code"}}})
+	stop := start(t, p)
+	p.Notify("old", path)
+	waitFor(t, "the file", func() bool { fs := fileState(t, st, path); return fs != nil && fs.Offset > 0 })
+	stop()
+
+	p2, _ := New(st, Options{Watches: []Watch{{Name: "new", Format: "claude-code"}}})
+	if err := p2.Load(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	run(t, p2)
+	if n := p2.Status().Files; n != 0 {
+		t.Errorf("tracking %d files of a watch that is gone", n)
+	}
+	p2.Notify("new", path)
+	waitFor(t, "the file tracked again", func() bool { return p2.Status().Files == 1 })
+	if s := p2.Status(); s.Bytes != 0 || s.Duplicates != 0 {
+		t.Errorf("the file was read again: %+v", s)
+	}
+}
+
+func turns(g *fixture.Claude, n int) []byte {
+	var b []byte
+	for range n {
+		for _, l := range g.Turn() {
+			b = append(b, l...)
+		}
+	}
+	return b
+}
