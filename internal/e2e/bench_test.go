@@ -35,14 +35,20 @@ func startDaemon(tb testing.TB) *daemon {
 	if err := d.cmd.Start(); err != nil {
 		tb.Fatal(err)
 	}
-	tb.Cleanup(func() {
-		_ = d.cmd.Process.Signal(os.Interrupt)
-		_ = d.cmd.Wait()
-	})
+	tb.Cleanup(d.stop)
 	if err := waitForSocket(d.ctl, d.sock); err != nil {
 		tb.Fatal(err)
 	}
 	return d
+}
+
+// stop interrupts the daemon and waits for it; it is idempotent.
+func (d *daemon) stop() {
+	if d.cmd.ProcessState != nil {
+		return
+	}
+	_ = d.cmd.Process.Signal(os.Interrupt)
+	_ = d.cmd.Wait()
 }
 
 // reportLatencies adds median and p99 metrics; the README quotes medians.
@@ -88,6 +94,7 @@ func BenchmarkDaemonIdleRSS(b *testing.B) {
 			b.Fatal(err)
 		}
 		rss, hwm = r, h
+		d.stop() // one daemon at a time: each holds an inotify instance
 	}
 	b.ReportMetric(rss, "rss-MB")
 	b.ReportMetric(hwm, "peak-rss-MB")
