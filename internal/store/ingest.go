@@ -24,8 +24,9 @@ import (
 // more than that divided by 96 bytes entries (13107). What a batch costs
 // (see the key layout in keys.go): ~30 bytes and one entry per added event
 // (its dedupe marker), one entry per 64 KiB chunk of events (a chunk over
-// 1 KB costs only its key), and at most ~2 KB plus twice the session id
-// per session (its record and its last, possibly small, chunk).
+// the 512-byte value threshold costs only its key), and at most ~2 KB plus
+// twice the session id per session (its record and its last, possibly
+// small, chunk).
 const (
 	// MaxIngestEvents is the most events one IngestBatch may hold; Ingest
 	// refuses more with ErrBatchTooLarge before reading anything.

@@ -14,13 +14,15 @@ import (
 // so other data may live beside it under other prefixes.
 //
 //	m/<id>                          → latest version number, u64 BE
-//	v/<id> 0x00 <version u64 BE>    → that version's medallion JSON
+//	v/<id> 0x00 <version u64 BE>    → that version's medallion
 //	n/<node> 0x00 <order> <id>      → graph-node index entry → <entry>
 //	t/<tag> 0x00 <order> <id>       → tag index entry → <entry>
 //
 // Versions are written once and never change; m/ only names the latest,
-// so the JSON is stored once per version and an update rewrites 8 bytes
-// rather than the previous medallion.
+// so a medallion is stored once per version and an update rewrites 8 bytes
+// rather than the previous medallion. A version is stored in the binary
+// encoding of medallion.MarshalBinary (first byte 0x01), or as JSON (first
+// byte '{') if an older build wrote it; readers take both (decodeMedallion).
 //
 // <order> is the 12-byte inverted updated_at (seconds since the epoch with
 // the sign bit flipped, u64 BE, then nanoseconds u32 BE, every byte
@@ -60,9 +62,9 @@ import (
 // (u32 BE), then per event its JSON length (uvarint) and JSON. It is keyed
 // by its LAST seq, so seeking to the key of seq s lands on the chunk that
 // holds s. Chunks rather than an entry per event because Badger charges a
-// transaction for every value under the value threshold (1 KB) in full,
-// and a 1.2 MB batch limit then caps a batch near a thousand events;
-// chunks over 1 KB go to the value log and cost the batch only their key,
+// transaction for every value under the value threshold (512 bytes) in
+// full, and a 1.2 MB batch limit then caps a batch near a thousand events;
+// chunks over it go to the value log and cost the batch only their key,
 // so the limit depends on the event count, not on text sizes, and the LSM
 // tree stays small (no compactions rewriting transcript text).
 //

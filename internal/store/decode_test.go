@@ -1,0 +1,173 @@
+package store
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"reflect"
+	"strings"
+	"testing"
+
+	badger "github.com/dgraph-io/badger/v4"
+
+	"github.com/medallionhq/medallion/internal/medallion"
+)
+
+// putRaw stores c as its latest version with the given value bytes, as an
+// older build (or a corrupting one) would have written it.
+func putRaw(t *testing.T, b *Badger, c *medallion.Medallion, value []byte) {
+	t.Helper()
+	index, entry, err := indexEntries(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := b.db.Update(func(txn *badger.Txn) error { return setAll(txn, c, value, index, entry) }); err != nil {
+		t.Fatal(err)
+	}
+	b.count.Add(1)
+	b.sizes.add(c, 1)
+}
+
+func rawValue(t *testing.T, b *Badger, id string, version int) []byte {
+	t.Helper()
+	var v []byte
+	err := b.db.View(func(txn *badger.Txn) error {
+		item, err := txn.Get(versionKey(id, version))
+		if err != nil {
+			return err
+		}
+		v, err = item.ValueCopy(nil)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
+// TestReadsJSONVersions: versions written as JSON before the store wrote
+// the binary encoding stay readable by every call, and an update of one
+// writes the binary encoding beside it.
+func TestReadsJSONVersions(t *testing.T) {
+	plain := func(c *medallion.Medallion) ([]byte, error) { return json.Marshal(c) }
+	indented := func(c *medallion.Medallion) ([]byte, error) { return json.MarshalIndent(c, "\n ", "\t") }
+	tests := []struct {
+		name   string
+		encode func(*medallion.Medallion) ([]byte, error)
+	}{
+		{"compact JSON", plain},
+		{"JSON after whitespace", func(c *medallion.Medallion) ([]byte, error) {
+			v, err := indented(c)
+			return append([]byte("\r\n \t"), v...), err
+		}},
+	}
+	ctx := context.Background()
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			b, err := Open(t.TempDir(), Options{GCInterval: -1})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { _ = b.Close() })
+
+			old := &medallion.Medallion{
+				Meta: medallion.Meta{MedallionID: "old", SchemaVersion: medallion.SchemaVersion, Model: "tier0",
+					CreatedAt: "2025-01-01T00:00:00.000000Z", UpdatedAt: "2025-01-01T00:00:00.000000Z",
+					Status: medallion.StatusActive, Version: 1},
+				Scope:     medallion.Scope{GraphNodes: []string{"repo:x"}, Tags: []string{"t"}},
+				Summary:   medallion.Summary{HighLevel: "written as JSON"},
+				Decisions: []medallion.Decision{{ID: "D-1", Statement: "s", Confidence: 0.5}},
+			}
+			old.Normalize()
+			value, err := tt.encode(old)
+			if err != nil {
+				t.Fatal(err)
+			}
+			putRaw(t, b, old, value)
+
+			got, err := b.Get(ctx, "old")
+			if err != nil || !reflect.DeepEqual(got, old) {
+				t.Fatalf("Get = %+v, %v; want %+v", got, err, old)
+			}
+			if got, err := b.GetVersion(ctx, "old", 1); err != nil || !reflect.DeepEqual(got, old) {
+				t.Fatalf("GetVersion = %+v, %v; want %+v", got, err, old)
+			}
+			if ms, err := b.LatestForScope(ctx, medallion.Scope{GraphNodes: []string{"repo:x"}}, 10); err != nil || len(ms) != 1 || !reflect.DeepEqual(ms[0], old) {
+				t.Fatalf("LatestForScope = %+v, %v; want [%+v]", ms, err, old)
+			}
+
+			got.Summary.HighLevel = "updated"
+			updated, err := b.Update(ctx, got)
+			if err != nil {
+				t.Fatalf("Update: %v", err)
+			}
+			if v := rawValue(t, b, "old", 2); v[0] == '{' || bytes.Contains(v, []byte(`"meta"`)) {
+				t.Errorf("version 2 was written as JSON: %q", v)
+			}
+			if !bytes.Equal(rawValue(t, b, "old", 1), value) {
+				t.Error("the update rewrote version 1")
+			}
+			if again, err := b.Get(ctx, "old"); err != nil || !reflect.DeepEqual(again, updated) {
+				t.Fatalf("Get after Update = %+v, %v; want %+v", again, err, updated)
+			}
+			hist, err := b.History(ctx, "old")
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := []medallion.VersionInfo{
+				{Version: 1, UpdatedAt: old.Meta.UpdatedAt, Model: "tier0", Status: medallion.StatusActive},
+				{Version: 2, UpdatedAt: updated.Meta.UpdatedAt, Model: "tier0", Status: medallion.StatusActive},
+			}
+			if !reflect.DeepEqual(hist, want) {
+				t.Errorf("History = %+v, want %+v", hist, want)
+			}
+		})
+	}
+}
+
+// TestCorruptVersionIsAnError: a stored value that is neither encoding
+// fails the read with the key and the reason, rather than yielding an
+// empty medallion.
+func TestCorruptVersionIsAnError(t *testing.T) {
+	good := &medallion.Medallion{
+		Meta: medallion.Meta{MedallionID: "bad", SchemaVersion: medallion.SchemaVersion, Model: "tier0",
+			CreatedAt: "2025-01-01T00:00:00.000000Z", UpdatedAt: "2025-01-01T00:00:00.000000Z", Version: 1},
+		Scope: medallion.Scope{GraphNodes: []string{"repo:x"}},
+	}
+	good.Normalize()
+	bin, err := good.MarshalBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name  string
+		value []byte
+		want  string
+	}{
+		{"unknown format", append([]byte{0x7f}, bin[1:]...), "unknown format byte 0x7f"},
+		{"truncated binary", bin[:len(bin)-1], "truncated"},
+		{"empty", []byte{}, "empty input"},
+		{"broken JSON", []byte(`{"meta":`), "unexpected end of JSON input"},
+	}
+	ctx := context.Background()
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			b, err := Open(t.TempDir(), Options{GCInterval: -1})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { _ = b.Close() })
+			putRaw(t, b, good, tt.value)
+			for call, f := range map[string]func() error{
+				"Get":            func() error { _, err := b.Get(ctx, "bad"); return err },
+				"GetVersion":     func() error { _, err := b.GetVersion(ctx, "bad", 1); return err },
+				"History":        func() error { _, err := b.History(ctx, "bad"); return err },
+				"LatestForScope": func() error { _, err := b.LatestForScope(ctx, good.Scope, 1); return err },
+			} {
+				if err := f(); err == nil || !strings.Contains(err.Error(), tt.want) || !strings.Contains(err.Error(), "decode v/bad") {
+					t.Errorf("%s = %v, want an error naming the key and %q", call, err, tt.want)
+				}
+			}
+		})
+	}
+}
