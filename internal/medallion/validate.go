@@ -188,6 +188,10 @@ func (c *checker) itemID(field, id string, seen map[string]int, i int) {
 		c.addf(field, "required")
 	case len(id) > MaxIDLen:
 		c.addf(field, "longer than %d bytes", MaxIDLen)
+	case !utf8.ValidString(id) || strings.IndexFunc(id, unicode.IsControl) >= 0:
+		// Item ids are shown in tables and referenced by later
+		// checkpoints; a newline or escape in one breaks both.
+		c.addf(field, "must be valid UTF-8 without control characters")
 	default:
 		if j, dup := seen[id]; dup {
 			c.addf(field, "duplicate id %q (also at index %d)", id, j)

@@ -150,6 +150,8 @@ func TestValidateInvalid(t *testing.T) {
 			[]string{"decisions[0].id: required", "decisions[0].statement: required"}},
 		{"decision id too long", func(m *Medallion) { m.Decisions[0].ID = strings.Repeat("D", MaxIDLen+1) },
 			[]string{"decisions[0].id: longer than 128 bytes"}},
+		{"control character in a decision id", func(m *Medallion) { m.Decisions[1].ID = "D\n1" },
+			[]string{"decisions[1].id: must be valid UTF-8 without control characters"}},
 		{"duplicate question id", func(m *Medallion) { m.OpenQuestions[1].ID = "Q-001" },
 			[]string{`open_questions[1].id: duplicate id "Q-001" (also at index 0)`}},
 		{"question without text", func(m *Medallion) { m.OpenQuestions[2].Question = "" },
