@@ -14,7 +14,7 @@ func (a *app) checkpointCommand() *cobra.Command {
 	var req api.CheckpointRequest
 	cmd := &cobra.Command{
 		Use:   "checkpoint",
-		Short: "Curate buffered episodes into medallions now",
+		Short: "Hand buffered episodes to the curator now",
 		Long: `Checkpoint asks medalliond to checkpoint now rather than wait for the next
 automatic trigger (every N events, an idle session, a correction, a
 schedule). The buffered episode of the session given with --session, or of
@@ -22,6 +22,10 @@ every session with buffered events, goes to the curator with what can be
 derived from it (files read and edited, tools used, errors, corrections,
 todos); the buffer is emptied once the curator's result is stored. Events
 that arrive meanwhile stay buffered for the next checkpoint.
+
+In this version the daemon's curator only records and logs the episode it
+receives ("episode recorded (no curator configured)"): turning episodes into
+medallion content is the next piece of work.
 
 --note TEXT goes to the curator with the episode: say in your own words what
 was achieved or decided.

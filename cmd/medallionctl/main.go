@@ -101,9 +101,9 @@ where the last session stopped (what is understood, decided and left open for
 one scope, such as a repo or a module).
 
 The daemon reads the transcripts coding agents write (Claude Code, Codex
-CLI) and buffers each session's events until a checkpoint curates them into
-the medallion of the session's scope: "sessions" and "session show" show
-what it has read, "checkpoint" curates now.
+CLI) and buffers each session's events until a checkpoint hands them to the
+curator of the session's scope: "sessions" and "session show" show what it
+has read, "checkpoint" checkpoints now.
 
 Every command except "schema" needs a running daemon. medallionctl reaches it
 over a Unix socket: --socket, else $` + socketEnv + `, else the default path
