@@ -1,0 +1,414 @@
+package curate
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/medallionhq/medallion/internal/checkpoint"
+	"github.com/medallionhq/medallion/internal/episode"
+	"github.com/medallionhq/medallion/internal/medallion"
+	"github.com/medallionhq/medallion/internal/transcript"
+)
+
+var t0 = time.Date(2026, 11, 21, 10, 0, 0, 0, time.UTC)
+
+func ptr[T any](v T) *T { return &v }
+
+// builder makes events with sequential ids and times.
+type builder struct{ events []episode.BufferedEvent }
+
+func (b *builder) add(e transcript.Event) string {
+	n := len(b.events) + 1
+	e.ID = fmt.Sprintf("e%02d", n)
+	e.SessionID = "s1"
+	e.Agent = transcript.AgentClaudeCode
+	e.CWD = "/repo"
+	e.Time = t0.Add(time.Duration(n) * time.Second)
+	b.events = append(b.events, episode.BufferedEvent{Seq: uint64(n), Event: e})
+	return e.ID
+}
+
+func (b *builder) prompt(text string) string {
+	return b.add(transcript.Event{Kind: transcript.KindUserPrompt, Text: text})
+}
+
+func (b *builder) say(text string) string {
+	return b.add(transcript.Event{Kind: transcript.KindAssistantMessage, Text: text})
+}
+
+// run adds a call and its result.
+func (b *builder) run(id, tool, command string, paths []string, ok bool, text string) string {
+	b.add(transcript.Event{Kind: transcript.KindToolCall, Tool: tool, ToolCallID: id, Command: command, FilePaths: paths})
+	return b.add(transcript.Event{Kind: transcript.KindToolResult, Tool: tool, ToolCallID: id, OK: ptr(ok), Text: text})
+}
+
+func (b *builder) todos(todos ...transcript.Todo) string {
+	return b.add(transcript.Event{Kind: transcript.KindPlanUpdate, Subtype: transcript.SubtypeTodos, Tool: "TodoWrite", Todos: todos})
+}
+
+func (b *builder) episode() checkpoint.Episode {
+	return checkpoint.Episode{SessionID: "s1", Scope: []string{"repo:muse"}, Agent: transcript.AgentClaudeCode,
+		Events: b.events, Context: episode.Derive(b.events)}
+}
+
+func texts(ts []Text) []string {
+	out := []string{}
+	for _, t := range ts {
+		out = append(out, t.Text)
+	}
+	return out
+}
+
+func questions(qs []Question) []string {
+	out := []string{}
+	for _, q := range qs {
+		out = append(out, string(q.Priority)+" "+q.Question)
+	}
+	return out
+}
+
+func TestExtract(t *testing.T) {
+	tests := []struct {
+		name  string
+		build func(b *builder)
+		check func(t *testing.T, it Items)
+	}{
+		{
+			name: "error then fix of the same command",
+			build: func(b *builder) {
+				b.run("c1", "Bash", "go test ./...", nil, false, "Exit code 1\n<tool_use_error>pkg/a.go:3: undefined: Foo</tool_use_error>\nFAIL")
+				b.run("c2", "Edit", "", []string{"/repo/pkg/a.go"}, true, "ok")
+				b.run("c3", "Bash", "go  test ./...", nil, true, "ok")
+			},
+			check: func(t *testing.T, it Items) {
+				want := []string{"when pkg/a.go:3: undefined: Foo: edit pkg/a.go, then `go test ./...` succeeds"}
+				if got := texts(it.AvoidRepeating); !slices.Equal(got, want) {
+					t.Errorf("avoid_repeating = %q, want %q", got, want)
+				}
+				if ev := it.AvoidRepeating[0].Evidence; ev.SessionID != "s1" || !slices.Equal(ev.EventIDs, []string{"e02", "e06"}) {
+					t.Errorf("evidence = %+v", ev)
+				}
+				if len(it.OpenQuestions) != 0 {
+					t.Errorf("a fixed error left questions %q", questions(it.OpenQuestions))
+				}
+			},
+		},
+		{
+			name: "error fixed by the same tool on the same file",
+			build: func(b *builder) {
+				b.run("c1", "Read", "", []string{"/repo/x.go"}, false, "File does not exist.")
+				b.run("c2", "Read", "", []string{"/repo/x.go"}, true, "package x")
+			},
+			check: func(t *testing.T, it Items) {
+				want := []string{"when File does not exist.: Read /repo/x.go succeeds"}
+				if got := texts(it.AvoidRepeating); !slices.Equal(got, want) {
+					t.Errorf("avoid_repeating = %q, want %q", got, want)
+				}
+			},
+		},
+		{
+			name: "unresolved error",
+			build: func(b *builder) {
+				b.run("c1", "Bash", "make lint", nil, false, "\n  lint: 3 problems found  \n")
+				b.run("c2", "Bash", "ls", nil, true, "a b")
+			},
+			check: func(t *testing.T, it Items) {
+				if len(it.OpenQuestions) != 1 {
+					t.Fatalf("questions = %q, want one", questions(it.OpenQuestions))
+				}
+				q := it.OpenQuestions[0]
+				if q.Question != "Unresolved: lint: 3 problems found" || q.Priority != medallion.PriorityHigh ||
+					!slices.Equal(q.BlockedOn, []string{"`make lint`"}) {
+					t.Errorf("question = %+v", q)
+				}
+				if len(it.AvoidRepeating) != 0 {
+					t.Errorf("avoid_repeating = %q", texts(it.AvoidRepeating))
+				}
+			},
+		},
+		{
+			name: "a rejected call is no error",
+			build: func(b *builder) {
+				b.add(transcript.Event{Kind: transcript.KindToolCall, Tool: "Bash", ToolCallID: "c1", Command: "rm -rf /"})
+				b.add(transcript.Event{Kind: transcript.KindToolResult, Tool: "Bash", ToolCallID: "c1", OK: ptr(false),
+					Subtype: transcript.SubtypeRejected, Text: "The user doesn't want to proceed"})
+			},
+			check: func(t *testing.T, it Items) {
+				if len(it.OpenQuestions) != 0 || len(it.AvoidRepeating) != 0 {
+					t.Errorf("items from a rejection: %+v", it)
+				}
+			},
+		},
+		{
+			name: "corrections and preferences in the user's words",
+			build: func(b *builder) {
+				b.prompt("Looks good. Never commit directly to main! Also I'd prefer table-driven tests here.")
+				b.prompt("No, use the stream writer instead of buffering.")
+				b.add(transcript.Event{Kind: transcript.KindUserPrompt, Boilerplate: true, Text: "Never mind this reminder; always use X"})
+			},
+			check: func(t *testing.T, it Items) {
+				wantInv := []string{"Never commit directly to main!", "No, use the stream writer instead of buffering."}
+				if got := texts(it.Invariants); !slices.Equal(got, wantInv) {
+					t.Errorf("invariants = %q, want %q", got, wantInv)
+				}
+				if it.Invariants[0].Confidence != 0.9 || it.Invariants[0].Evidence.EventIDs[0] != "e01" {
+					t.Errorf("invariant = %+v", it.Invariants[0])
+				}
+				if len(it.Decisions) != 1 || it.Decisions[0].Statement != "Also I'd prefer table-driven tests here." ||
+					it.Decisions[0].Confidence != 0.7 {
+					t.Errorf("decisions = %+v", it.Decisions)
+				}
+			},
+		},
+		{
+			name: "chatter makes no item",
+			build: func(b *builder) {
+				b.prompt("Can you look at why the build is slow? I don't know why this fails sometimes.")
+				b.say("Let me explore the repository. I think we should always be careful.")
+				b.add(transcript.Event{Kind: transcript.KindReasoning, Text: "Never assume; prefer reading code."})
+				b.run("c1", "Bash", "ls", nil, true, "README.md")
+			},
+			check: func(t *testing.T, it Items) {
+				if len(it.Invariants)+len(it.Decisions)+len(it.OpenQuestions)+len(it.AvoidRepeating) != 0 {
+					t.Errorf("chatter became items: %+v", it)
+				}
+			},
+		},
+		{
+			name: "latest todo list and approved plan",
+			build: func(b *builder) {
+				b.todos(transcript.Todo{Content: "old item", Status: "pending"})
+				b.todos(
+					transcript.Todo{Content: "Write the parser", Status: "completed"},
+					transcript.Todo{Content: "Wire the daemon", Status: "in_progress"},
+					transcript.Todo{Content: "Add metrics", Status: "pending"},
+					transcript.Todo{Content: "Add docs", Status: "pending"},
+					transcript.Todo{Content: "Benchmark", Status: "pending"},
+				)
+				b.add(transcript.Event{Kind: transcript.KindPlanUpdate, Subtype: transcript.SubtypePlan, Tool: "ExitPlanMode",
+					ToolCallID: "p1", Text: "\n# Split the store into two layers\n\nDetails…"})
+				b.add(transcript.Event{Kind: transcript.KindToolResult, Tool: "ExitPlanMode", ToolCallID: "p1", OK: ptr(true)})
+				b.add(transcript.Event{Kind: transcript.KindPlanUpdate, Subtype: transcript.SubtypePlan, Tool: "ExitPlanMode",
+					ToolCallID: "p2", Text: "A rejected plan"})
+				b.add(transcript.Event{Kind: transcript.KindToolResult, Tool: "ExitPlanMode", ToolCallID: "p2", OK: ptr(false), Subtype: transcript.SubtypeRejected})
+			},
+			check: func(t *testing.T, it Items) {
+				want := []string{"high Wire the daemon", "medium Add metrics", "medium Add docs", "low Benchmark"}
+				if got := questions(it.OpenQuestions); !slices.Equal(got, want) {
+					t.Errorf("questions = %q, want %q", got, want)
+				}
+				if !slices.Equal(it.Progress, []string{"Write the parser"}) {
+					t.Errorf("progress = %q", it.Progress)
+				}
+				if len(it.Decisions) != 1 || it.Decisions[0].Statement != "Approved plan: Split the store into two layers" {
+					t.Errorf("decisions = %+v", it.Decisions)
+				}
+			},
+		},
+		{
+			name: "files give subsystems and entry points",
+			build: func(b *builder) {
+				b.run("c1", "Read", "", []string{"/repo/internal/store/badger.go"}, true, "")
+				b.run("c2", "Read", "", []string{"/repo/internal/store/badger.go"}, true, "")
+				b.run("c3", "Edit", "", []string{"/repo/internal/curate/apply.go"}, true, "")
+				b.run("c4", "Read", "", []string{"/repo/README.md"}, true, "")
+			},
+			check: func(t *testing.T, it Items) {
+				got := []string{}
+				for _, s := range it.Subsystems {
+					got = append(got, s.Name+"="+string(s.Status))
+				}
+				want := []string{"internal/store=unknown", "internal/curate=in_progress"}
+				if !slices.Equal(got, want) {
+					t.Errorf("subsystems = %q, want %q", got, want)
+				}
+				wantEP := []string{"internal/store/badger.go", "internal/curate/apply.go", "README.md"}
+				if !slices.Equal(it.EntryPoints, wantEP) {
+					t.Errorf("entry points = %q, want %q", it.EntryPoints, wantEP)
+				}
+			},
+		},
+		{
+			name: "near-duplicates merge",
+			build: func(b *builder) {
+				b.prompt("Never commit directly to main.")
+				b.prompt("never commit directly to MAIN!!")
+			},
+			check: func(t *testing.T, it Items) {
+				if len(it.Invariants) != 1 || len(it.Invariants[0].Evidence.EventIDs) != 2 {
+					t.Errorf("invariants = %+v", it.Invariants)
+				}
+			},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var b builder
+			tt.build(&b)
+			tt.check(t, Extract(b.episode()))
+		})
+	}
+}
+
+func TestApplyGenerateThenUpdate(t *testing.T) {
+	var b builder
+	b.prompt("Never commit directly to main. I prefer small commits.")
+	b.todos(
+		transcript.Todo{Content: "Wire the daemon", Status: "in_progress"},
+		transcript.Todo{Content: "Add metrics", Status: "pending"},
+	)
+	b.run("c1", "Bash", "make lint", nil, false, "lint: 3 problems")
+	first := Apply(nil, []string{"repo:muse"}, Extract(b.episode()), t0)
+	if err := first.Validate(); err != nil {
+		t.Fatalf("generated medallion invalid: %v", err)
+	}
+	if first.Meta.MedallionID != ID([]string{"repo:muse"}) || first.Meta.Version != 0 || first.Meta.Model != "tier0" ||
+		first.Meta.Status != medallion.StatusActive || first.Meta.KnowledgeMinTS == "" {
+		t.Errorf("meta = %+v", first.Meta)
+	}
+	qid := map[string]string{}
+	for _, q := range first.OpenQuestions {
+		qid[q.Question] = q.ID
+	}
+	if len(qid) != 3 || qid["Wire the daemon"] == "" {
+		t.Fatalf("questions = %+v", first.OpenQuestions)
+	}
+
+	// The next episode completes the in-progress todo, fixes the lint
+	// error and repeats the preference.
+	var b2 builder
+	b2.prompt("i prefer small commits")
+	b2.todos(
+		transcript.Todo{Content: "Wire the daemon", Status: "completed"},
+		transcript.Todo{Content: "Add metrics", Status: "in_progress"},
+		transcript.Todo{Content: "Write docs", Status: "pending"},
+	)
+	b2.run("c1", "Bash", "make lint", nil, false, "lint: 3 problems")
+	b2.run("c2", "Bash", "make lint", nil, true, "")
+	first.Meta.Version = 1 // as the store would return it
+	before := first.Clone()
+	before.Normalize()
+	later := t0.Add(time.Hour)
+	second := Apply(first, []string{"repo:muse"}, Extract(b2.episode()), later)
+	if err := second.Validate(); err != nil {
+		t.Fatalf("updated medallion invalid: %v", err)
+	}
+	if !equalJSON(t, first, before) {
+		t.Error("Apply modified the existing medallion")
+	}
+	if second.Meta.MedallionID != first.Meta.MedallionID || second.Meta.CreatedAt != first.Meta.CreatedAt ||
+		second.Meta.Version != 1 || second.Meta.UpdatedAt != medallion.FormatTime(later) {
+		t.Errorf("meta = %+v", second.Meta)
+	}
+	got := map[string]medallion.OpenQuestion{}
+	for _, q := range second.OpenQuestions {
+		got[q.Question] = q
+	}
+	if _, ok := got["Wire the daemon"]; ok {
+		t.Error("a completed todo kept its question")
+	}
+	if _, ok := got["Unresolved: lint: 3 problems"]; ok {
+		t.Error("a fixed error kept its question")
+	}
+	if q := got["Add metrics"]; q.ID != qid["Add metrics"] || q.Priority != medallion.PriorityHigh {
+		t.Errorf("re-observed question = %+v, want id %s and high priority", q, qid["Add metrics"])
+	}
+	if q := got["Write docs"]; q.ID != "Q-004" {
+		t.Errorf("new question = %+v, want Q-004", q)
+	}
+	if len(second.Decisions) != 1 || second.Decisions[0].ID != "D-001" || second.Decisions[0].Confidence != 0.75 {
+		t.Errorf("decisions = %+v, want D-001 at 0.75", second.Decisions)
+	}
+	if !slices.Equal(second.Affordances.AvoidRepeating, []string{"when lint: 3 problems: `make lint` succeeds"}) {
+		t.Errorf("avoid_repeating = %q", second.Affordances.AvoidRepeating)
+	}
+	if !strings.Contains(second.Summary.HighLevel, "Recently completed: Wire the daemon") {
+		t.Errorf("summary = %q", second.Summary.HighLevel)
+	}
+}
+
+func TestApplyCaps(t *testing.T) {
+	var it Items
+	for i := range 40 {
+		w := fmt.Sprintf("alpha%d beta%d gamma%d", i, i, i)
+		it.AvoidRepeating = append(it.AvoidRepeating, Text{Text: "when " + w})
+		it.Invariants = append(it.Invariants, Text{Text: "never " + w})
+		it.Decisions = append(it.Decisions, Decision{Statement: "prefer " + w, Confidence: 0.5 + float64(i%5)/10})
+		it.OpenQuestions = append(it.OpenQuestions, Question{Question: "do " + w, Priority: medallion.Priorities[i%3]})
+		it.Subsystems = append(it.Subsystems, Subsystem{Name: "dir" + fmt.Sprint(i), Status: medallion.SubsystemUnknown})
+		it.EntryPoints = append(it.EntryPoints, fmt.Sprintf("f%d.go", i))
+		it.Progress = append(it.Progress, strings.Repeat("long progress line ", 10))
+	}
+	m := Apply(nil, []string{"repo:muse", "module:cli"}, it, t0)
+	if err := m.Validate(); err != nil {
+		t.Fatalf("invalid: %v", err)
+	}
+	caps := []struct {
+		name string
+		n    int
+		max  int
+	}{
+		{"decisions", len(m.Decisions), MaxDecisions},
+		{"open_questions", len(m.OpenQuestions), MaxOpenQuestions},
+		{"avoid_repeating", len(m.Affordances.AvoidRepeating), MaxAvoidRepeating},
+		{"invariants", len(m.Affordances.Invariants), MaxInvariants},
+		{"entry_points", len(m.Affordances.RecommendedEntryPoints), MaxEntryPoints},
+		{"subsystems", len(m.Summary.Subsystems), MaxSubsystems},
+		{"summary bytes", len(m.Summary.HighLevel), MaxSummaryBytes},
+	}
+	for _, c := range caps {
+		if c.n > c.max {
+			t.Errorf("%s: %d over the cap %d", c.name, c.n, c.max)
+		}
+	}
+	for _, d := range m.Decisions {
+		if d.Confidence < 0.7 {
+			t.Errorf("kept a low-confidence decision %+v over higher ones", d)
+		}
+	}
+	for _, q := range m.OpenQuestions {
+		if q.Priority == medallion.PriorityLow {
+			t.Errorf("kept a low-priority question %+v", q)
+		}
+	}
+	if m.Affordances.AvoidRepeating[0] != "when alpha20 beta20 gamma20" {
+		t.Errorf("oldest kept = %q, want the 21st", m.Affordances.AvoidRepeating[0])
+	}
+	if !slices.Equal(m.Scope.GraphNodes, []string{"module:cli", "repo:muse"}) || m.Meta.MedallionID != ID([]string{"repo:muse", "module:cli"}) {
+		t.Errorf("scope %q id %s", m.Scope.GraphNodes, m.Meta.MedallionID)
+	}
+}
+
+func TestSimilar(t *testing.T) {
+	tests := []struct {
+		a, b string
+		want bool
+	}{
+		{"Never commit to main.", "never  commit to MAIN", true},
+		{"use tabs for indentation in go files", "use tabs for indentation in all go files", true},
+		{"use tabs", "use spaces", false},
+		{"", "x", false},
+	}
+	for _, tt := range tests {
+		if got := similar(tt.a, tt.b); got != tt.want {
+			t.Errorf("similar(%q, %q) = %v, want %v", tt.a, tt.b, got, tt.want)
+		}
+	}
+}
+
+func equalJSON(t *testing.T, a, b *medallion.Medallion) bool {
+	t.Helper()
+	ja, err := json.Marshal(a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	jb, err := json.Marshal(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(ja) == string(jb)
+}

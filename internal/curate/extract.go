@@ -1,0 +1,660 @@
+// Package curate is Tier 0 curation: it turns a checkpointed episode into
+// medallion content deterministically, without an LLM.
+//
+// Extract reads an episode and returns Items, each carrying the events it
+// came from; Apply merges Items into a medallion (generating a new one or
+// updating an existing one, seed 000 §8). Only the rules in Extract create
+// items — error→fix pairs, unresolved errors, user corrections and
+// preferences, the agent's todos and approved plans, files touched — so
+// exploratory chatter never becomes medallion content. The same episode
+// always gives the same Items, and the same Items applied to the same
+// medallion at the same time always give the same result.
+package curate
+
+import (
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/medallionhq/medallion/internal/checkpoint"
+	"github.com/medallionhq/medallion/internal/episode"
+	"github.com/medallionhq/medallion/internal/medallion"
+	"github.com/medallionhq/medallion/internal/transcript"
+)
+
+// Evidence names the events an item was extracted from.
+type Evidence struct {
+	SessionID string   `json:"session_id"`
+	EventIDs  []string `json:"event_ids"`
+}
+
+// Text is a plain item (an avoid_repeating line or an invariant).
+type Text struct {
+	Text       string   `json:"text"`
+	Confidence float64  `json:"confidence"`
+	Evidence   Evidence `json:"evidence"`
+}
+
+// Decision is a decision item.
+type Decision struct {
+	Statement  string   `json:"statement"`
+	Rationale  string   `json:"rationale"`
+	Confidence float64  `json:"confidence"`
+	Evidence   Evidence `json:"evidence"`
+}
+
+// Question is an open question item.
+type Question struct {
+	Question  string             `json:"question"`
+	BlockedOn []string           `json:"blocked_on"`
+	Priority  medallion.Priority `json:"priority"`
+	Evidence  Evidence           `json:"evidence"`
+}
+
+// Subsystem is a directory the episode worked in.
+type Subsystem struct {
+	Name     string                    `json:"name"`
+	Status   medallion.SubsystemStatus `json:"status"`
+	Notes    string                    `json:"notes"`
+	Evidence Evidence                  `json:"evidence"`
+}
+
+// Items is what Tier 0 extracted from one episode.
+type Items struct {
+	AvoidRepeating []Text     `json:"avoid_repeating"`
+	Invariants     []Text     `json:"invariants"`
+	Decisions      []Decision `json:"decisions"`
+	OpenQuestions  []Question `json:"open_questions"`
+	// Closed are questions this episode answered: completed todos and
+	// errors that were fixed ("Unresolved: <signature>"). Apply removes
+	// matching open questions.
+	Closed []string `json:"closed"`
+	// Progress are completed todos, for the summary.
+	Progress []string `json:"progress"`
+	// Current are in-progress todos, for the summary.
+	Current     []string    `json:"current"`
+	Subsystems  []Subsystem `json:"subsystems"`
+	EntryPoints []string    `json:"entry_points"`
+	// MinTime and MaxTime bound the episode's event times; zero when no
+	// event has a time.
+	MinTime time.Time `json:"min_time,omitzero"`
+	MaxTime time.Time `json:"max_time,omitzero"`
+}
+
+// Empty reports whether the items hold no medallion content.
+func (it *Items) Empty() bool {
+	return len(it.AvoidRepeating) == 0 && len(it.Invariants) == 0 && len(it.Decisions) == 0 &&
+		len(it.OpenQuestions) == 0 && len(it.Closed) == 0 && len(it.Progress) == 0 &&
+		len(it.Subsystems) == 0 && len(it.EntryPoints) == 0
+}
+
+// Confidences of user statements, by strength.
+const (
+	confidenceStrong     = 0.9
+	confidencePreference = 0.7
+	confidencePlan       = 0.8
+	confidenceFix        = 0.8
+)
+
+// Bounds on extracted text, so one long prompt or error cannot fill a
+// medallion.
+const (
+	maxSignature = 120
+	maxStatement = 240
+	maxEntry     = 5
+)
+
+// Extract runs the Tier 0 extractors over an episode.
+func Extract(ep checkpoint.Episode) Items {
+	x := extractor{ep: ep, calls: map[string]*transcript.Event{}}
+	var it Items
+	for i := range ep.Events {
+		e := &ep.Events[i].Event
+		if e.Kind == transcript.KindToolCall && e.ToolCallID != "" {
+			x.calls[e.ToolCallID] = e
+		}
+		if !e.Time.IsZero() {
+			if it.MinTime.IsZero() || e.Time.Before(it.MinTime) {
+				it.MinTime = e.Time
+			}
+			if e.Time.After(it.MaxTime) {
+				it.MaxTime = e.Time
+			}
+		}
+	}
+	x.errors(&it)
+	x.corrections(&it)
+	x.todos(&it)
+	x.plans(&it)
+	x.files(&it)
+	it.AvoidRepeating = dedupTexts(it.AvoidRepeating)
+	it.Invariants = dedupTexts(it.Invariants)
+	it.Decisions = dedupBy(it.Decisions, func(d Decision) string { return d.Statement })
+	it.OpenQuestions = dedupBy(it.OpenQuestions, func(q Question) string { return q.Question })
+	return it
+}
+
+type extractor struct {
+	ep    checkpoint.Episode
+	calls map[string]*transcript.Event // tool call id → call
+}
+
+func (x *extractor) evidence(ids ...string) Evidence {
+	return Evidence{SessionID: x.ep.SessionID, EventIDs: ids}
+}
+
+// failed reports whether a tool result or error event is a failure worth
+// fixing: rejected and interrupted calls are the user's choice, not errors.
+func failed(e *transcript.Event) bool {
+	if e.Subtype == transcript.SubtypeRejected || e.Subtype == transcript.SubtypeInterrupted {
+		return false
+	}
+	if e.Failed() {
+		return true
+	}
+	return e.Kind == transcript.KindToolResult && e.ExitCode != nil && *e.ExitCode != 0
+}
+
+func succeeded(e *transcript.Event) bool {
+	return e.Kind == transcript.KindToolResult && !failed(e) &&
+		(e.OK != nil && *e.OK || e.ExitCode != nil && *e.ExitCode == 0)
+}
+
+// call returns the call of a tool result, or the result itself when the
+// call is not in the episode (it then usually still names its tool).
+func (x *extractor) call(e *transcript.Event) *transcript.Event {
+	if c, ok := x.calls[e.ToolCallID]; ok && e.ToolCallID != "" {
+		return c
+	}
+	return e
+}
+
+// callKey names what a call did, as episode.FixTracker does: same tool and
+// command, or same tool and file paths.
+func callKey(c *transcript.Event) string {
+	switch {
+	case c.Command != "":
+		return c.Tool + "\x00" + strings.Join(strings.Fields(c.Command), " ")
+	case len(c.FilePaths) > 0:
+		paths := slices.Clone(c.FilePaths)
+		slices.Sort(paths)
+		return c.Tool + "\x01" + strings.Join(paths, "\x00")
+	}
+	return c.Tool
+}
+
+type openError struct {
+	index int
+	event *transcript.Event
+	call  *transcript.Event
+}
+
+// errors pairs failures with the later success of the same call (known
+// fixes) and reports the failures left at the end (open questions).
+func (x *extractor) errors(it *Items) {
+	open := map[string]openError{}
+	var order []string // keys in order of their latest failure
+	var bare []openError
+	lastSuccess := -1
+	for i := range x.ep.Events {
+		e := &x.ep.Events[i].Event
+		switch {
+		case e.Kind == transcript.KindError && failed(e):
+			// An error event belongs to no call, so nothing can show it
+			// fixed but later work succeeding; an API error is the
+			// service's, not the project's.
+			if e.Subtype != transcript.SubtypeAPIError {
+				bare = append(bare, openError{index: i, event: e, call: e})
+			}
+		case e.Kind != transcript.KindToolResult:
+		case failed(e):
+			c := x.call(e)
+			key := callKey(c)
+			if key == "" {
+				continue
+			}
+			open[key] = openError{index: i, event: e, call: c}
+			order = append(slices.DeleteFunc(order, func(k string) bool { return k == key }), key)
+		case succeeded(e):
+			lastSuccess = i
+			c := x.call(e)
+			key := callKey(c)
+			oe, ok := open[key]
+			if !ok {
+				continue
+			}
+			delete(open, key)
+			order = slices.DeleteFunc(order, func(k string) bool { return k == key })
+			sig := signature(oe.event, oe.call)
+			it.AvoidRepeating = append(it.AvoidRepeating, Text{
+				Text:       "when " + sig + ": " + x.remedy(oe.index, i, c),
+				Confidence: confidenceFix,
+				Evidence:   x.evidence(oe.event.ID, e.ID),
+			})
+			it.Closed = append(it.Closed, "Unresolved: "+sig)
+		}
+	}
+	for _, key := range order {
+		oe := open[key]
+		it.OpenQuestions = append(it.OpenQuestions, Question{
+			Question:  "Unresolved: " + signature(oe.event, oe.call),
+			BlockedOn: []string{subject(oe.call)},
+			Priority:  medallion.PriorityHigh,
+			Evidence:  x.evidence(oe.event.ID),
+		})
+	}
+	for _, oe := range bare {
+		if oe.index < lastSuccess {
+			continue
+		}
+		it.OpenQuestions = append(it.OpenQuestions, Question{
+			Question:  "Unresolved: " + signature(oe.event, oe.call),
+			BlockedOn: []string{subject(oe.call)},
+			Priority:  medallion.PriorityHigh,
+			Evidence:  x.evidence(oe.event.ID),
+		})
+	}
+}
+
+// remedy says what fixed a failure: the edits made between the failure and
+// the success, then the succeeding call.
+func (x *extractor) remedy(from, to int, success *transcript.Event) string {
+	var edited []string
+	for i := from + 1; i < to; i++ {
+		e := &x.ep.Events[i].Event
+		if e.Kind == transcript.KindToolCall && episode.EditsFiles(e.Tool) {
+			for _, p := range e.FilePaths {
+				p = x.rel(e, p)
+				if !slices.Contains(edited, p) {
+					edited = append(edited, p)
+				}
+			}
+		}
+	}
+	var b strings.Builder
+	if len(edited) > 0 {
+		if len(edited) > 4 {
+			edited = append(edited[:4], "…")
+		}
+		b.WriteString("edit " + strings.Join(edited, ", ") + ", then ")
+	}
+	b.WriteString(subject(success))
+	b.WriteString(" succeeds")
+	return b.String()
+}
+
+// subject names a call: its command, or its tool and file paths.
+func subject(c *transcript.Event) string {
+	switch {
+	case c.Command != "":
+		return "`" + clip(strings.Join(strings.Fields(c.Command), " "), maxSignature) + "`"
+	case len(c.FilePaths) > 0:
+		return tool(c) + " " + clip(strings.Join(c.FilePaths, ", "), maxSignature)
+	}
+	return tool(c)
+}
+
+func tool(c *transcript.Event) string {
+	if c.Tool != "" {
+		return c.Tool
+	}
+	return string(c.Kind)
+}
+
+// signature is the first meaningful line of an error's text, or what
+// failed when the text says nothing.
+func signature(e, call *transcript.Event) string {
+	for line := range strings.Lines(e.Text) {
+		line = strings.TrimSpace(stripTags(line))
+		if !meaningful(line) {
+			continue
+		}
+		return clip(line, maxSignature)
+	}
+	return subject(call) + " fails"
+}
+
+// meaningful rejects the lines that carry no error: blank lines, bare
+// exit codes and lone punctuation.
+func meaningful(line string) bool {
+	if strings.IndexFunc(line, func(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) }) < 0 {
+		return false
+	}
+	l := strings.ToLower(line)
+	for _, p := range []string{"exit code", "exit status", "process exited with code", "command failed with exit code"} {
+		if strings.HasPrefix(l, p) && len(strings.Fields(l)) <= len(strings.Fields(p))+1 {
+			return false
+		}
+	}
+	return true
+}
+
+// stripTags removes XML-ish wrappers agents put around errors
+// (<tool_use_error>…</tool_use_error>).
+func stripTags(s string) string {
+	var b strings.Builder
+	for {
+		i := strings.IndexByte(s, '<')
+		if i < 0 {
+			break
+		}
+		j := strings.IndexByte(s[i:], '>')
+		tag := ""
+		if j > 0 {
+			tag = s[i+1 : i+j]
+		}
+		if j < 0 || tag == "" || strings.ContainsAny(tag, " =\"") || !isTagName(strings.TrimPrefix(tag, "/")) {
+			b.WriteString(s[:i+1])
+			s = s[i+1:]
+			continue
+		}
+		b.WriteString(s[:i])
+		s = s[i+j+1:]
+	}
+	b.WriteString(s)
+	return b.String()
+}
+
+func isTagName(s string) bool {
+	if s == "" {
+		return false
+	}
+	for _, r := range s {
+		if !(r == '_' || r == '-' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9') {
+			return false
+		}
+	}
+	return true
+}
+
+// clip trims s to at most n bytes on a rune boundary, marking the cut.
+func clip(s string, n int) string {
+	s = strings.TrimSpace(s)
+	if len(s) <= n {
+		return s
+	}
+	cut := n - len("…")
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return strings.TrimSpace(s[:cut]) + "…"
+}
+
+// corrections turns user corrections and preferences into invariants and
+// decisions, in the user's own words.
+func (x *extractor) corrections(it *Items) {
+	for i := range x.ep.Events {
+		e := &x.ep.Events[i].Event
+		if e.Kind != transcript.KindUserPrompt || e.Boilerplate || e.Subtype == transcript.SubtypeSubagentPrompt {
+			continue
+		}
+		for _, s := range sentences(e.Text) {
+			switch strength(s) {
+			case strong:
+				it.Invariants = append(it.Invariants, Text{
+					Text: clip(s, maxStatement), Confidence: confidenceStrong, Evidence: x.evidence(e.ID),
+				})
+			case preference:
+				it.Decisions = append(it.Decisions, Decision{
+					Statement:  clip(s, maxStatement),
+					Rationale:  "The user said so in session " + x.ep.SessionID + ".",
+					Confidence: confidencePreference,
+					Evidence:   x.evidence(e.ID),
+				})
+			}
+		}
+	}
+}
+
+type cue int
+
+const (
+	none cue = iota
+	preference
+	strong
+)
+
+// strength classifies one sentence of a user prompt. Strong: a correction
+// (episode.IsCorrection) or a rule that starts with "always", "never",
+// "must" or states "you must"/"must not". Preference: "prefer"/"rather".
+// Anything else is chatter.
+func strength(s string) cue {
+	if episode.IsCorrection(s) {
+		return strong
+	}
+	words := strings.FieldsFunc(strings.ToLower(s), func(r rune) bool {
+		return !(unicode.IsLetter(r) || unicode.IsDigit(r) || r == '\'' || r == '\u2019')
+	})
+	for len(words) > 0 && (words[0] == "please" || words[0] == "and" || words[0] == "also" || words[0] == "but") {
+		words = words[1:]
+	}
+	if len(words) < 2 {
+		return none
+	}
+	switch words[0] {
+	case "always", "never", "must":
+		return strong
+	}
+	for i, w := range words {
+		switch w {
+		case "must":
+			if i > 0 && (words[i-1] == "you" || words[i-1] == "we" || words[i-1] == "it") {
+				return strong
+			}
+		case "prefer", "preferably", "rather":
+			return preference
+		}
+	}
+	return none
+}
+
+// sentences splits a prompt into trimmed sentences; fenced code is skipped.
+func sentences(text string) []string {
+	var out []string
+	inFence := false
+	for line := range strings.Lines(text) {
+		t := strings.TrimSpace(line)
+		if strings.HasPrefix(t, "```") {
+			inFence = !inFence
+			continue
+		}
+		if inFence || t == "" {
+			continue
+		}
+		t = strings.TrimLeft(t, "-*> \t")
+		start := 0
+		for i := 0; i < len(t); i++ {
+			switch t[i] {
+			case '.', '!', '?', ';':
+				if i+1 == len(t) || t[i+1] == ' ' {
+					if s := strings.TrimSpace(t[start : i+1]); s != "" {
+						out = append(out, s)
+					}
+					start = i + 1
+				}
+			}
+		}
+		if s := strings.TrimSpace(t[start:]); s != "" {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// todos reads the latest todo list: open items become questions, completed
+// ones progress.
+func (x *extractor) todos(it *Items) {
+	var latest *transcript.Event
+	for i := range x.ep.Events {
+		e := &x.ep.Events[i].Event
+		if e.Kind == transcript.KindPlanUpdate && e.Subtype == transcript.SubtypeTodos && len(e.Todos) > 0 {
+			latest = e
+		}
+	}
+	if latest == nil {
+		return
+	}
+	pending := 0
+	for _, td := range latest.Todos {
+		text := clip(strings.Join(strings.Fields(td.Content), " "), maxStatement)
+		if text == "" {
+			continue
+		}
+		switch td.Status {
+		case "completed":
+			it.Progress = append(it.Progress, text)
+			it.Closed = append(it.Closed, text)
+		case "in_progress":
+			it.Current = append(it.Current, text)
+			it.OpenQuestions = append(it.OpenQuestions, Question{
+				Question: text, BlockedOn: []string{}, Priority: medallion.PriorityHigh, Evidence: x.evidence(latest.ID),
+			})
+		default:
+			p := medallion.PriorityLow
+			if pending < 2 {
+				p = medallion.PriorityMedium
+			}
+			pending++
+			it.OpenQuestions = append(it.OpenQuestions, Question{
+				Question: text, BlockedOn: []string{}, Priority: p, Evidence: x.evidence(latest.ID),
+			})
+		}
+	}
+}
+
+// plans records plans the user approved (ExitPlanMode answered OK).
+func (x *extractor) plans(it *Items) {
+	approved := map[string]string{} // tool call id → result id
+	for i := range x.ep.Events {
+		e := &x.ep.Events[i].Event
+		if e.Kind == transcript.KindToolResult && e.ToolCallID != "" && e.OK != nil && *e.OK {
+			approved[e.ToolCallID] = e.ID
+		}
+	}
+	for i := range x.ep.Events {
+		e := &x.ep.Events[i].Event
+		if e.Kind != transcript.KindPlanUpdate || e.Subtype != transcript.SubtypePlan {
+			continue
+		}
+		res, ok := approved[e.ToolCallID]
+		if !ok || e.ToolCallID == "" {
+			continue
+		}
+		first := ""
+		for line := range strings.Lines(e.Text) {
+			if l := strings.TrimSpace(strings.TrimLeft(strings.TrimSpace(line), "#*-> ")); l != "" {
+				first = l
+				break
+			}
+		}
+		if first == "" {
+			continue
+		}
+		it.Decisions = append(it.Decisions, Decision{
+			Statement:  clip("Approved plan: "+first, maxStatement),
+			Rationale:  "The user approved the plan in session " + x.ep.SessionID + ".",
+			Confidence: confidencePlan,
+			Evidence:   x.evidence(e.ID, res),
+		})
+	}
+}
+
+// rel shows a path relative to the event's working directory when it lies
+// under it.
+func (x *extractor) rel(e *transcript.Event, p string) string {
+	cwd := e.CWD
+	if cwd == "" {
+		cwd = x.cwd()
+	}
+	if cwd != "" && filepath.IsAbs(p) {
+		if r, err := filepath.Rel(cwd, p); err == nil && r != ".." && !strings.HasPrefix(r, "../") {
+			return r
+		}
+	}
+	return p
+}
+
+// cwd is the episode's first known working directory.
+func (x *extractor) cwd() string {
+	for i := range x.ep.Events {
+		if c := x.ep.Events[i].Event.CWD; c != "" {
+			return c
+		}
+	}
+	return ""
+}
+
+// files turns the files tools touched into subsystems (their directories)
+// and entry points (the most used files).
+func (x *extractor) files(it *Items) {
+	type dir struct {
+		edited, read []string
+		ids          []string
+	}
+	dirs := map[string]*dir{}
+	var dirOrder []string
+	uses := map[string]int{}
+	var fileOrder []string
+	for i := range x.ep.Events {
+		e := &x.ep.Events[i].Event
+		if e.Kind != transcript.KindToolCall {
+			continue
+		}
+		edits := episode.EditsFiles(e.Tool)
+		for _, p := range e.FilePaths {
+			r := x.rel(e, p)
+			if uses[r] == 0 {
+				fileOrder = append(fileOrder, r)
+			}
+			uses[r]++
+			name := filepath.Dir(r)
+			if name == "." {
+				// Files at the root of the working directory belong to no
+				// subsystem.
+				continue
+			}
+			d := dirs[name]
+			if d == nil {
+				d = &dir{}
+				dirs[name] = d
+				dirOrder = append(dirOrder, name)
+			}
+			base := filepath.Base(r)
+			if edits {
+				if !slices.Contains(d.edited, base) {
+					d.edited = append(d.edited, base)
+				}
+			} else if !slices.Contains(d.read, base) {
+				d.read = append(d.read, base)
+			}
+			if len(d.ids) == 0 || d.ids[len(d.ids)-1] != e.ID {
+				d.ids = append(d.ids, e.ID)
+			}
+		}
+	}
+	for _, name := range dirOrder {
+		d := dirs[name]
+		st := medallion.SubsystemUnknown
+		var notes []string
+		if len(d.edited) > 0 {
+			st = medallion.SubsystemInProgress
+			notes = append(notes, "edited "+strings.Join(d.edited, ", "))
+		}
+		read := slices.DeleteFunc(slices.Clone(d.read), func(b string) bool { return slices.Contains(d.edited, b) })
+		if len(read) > 0 {
+			notes = append(notes, "read "+strings.Join(read, ", "))
+		}
+		it.Subsystems = append(it.Subsystems, Subsystem{
+			Name: name, Status: st, Notes: clip(strings.Join(notes, "; "), maxStatement), Evidence: x.evidence(d.ids...),
+		})
+	}
+	ranked := slices.Clone(fileOrder)
+	slices.SortStableFunc(ranked, func(a, b string) int { return uses[b] - uses[a] })
+	if len(ranked) > maxEntry {
+		ranked = ranked[:maxEntry]
+	}
+	it.EntryPoints = ranked
+}
