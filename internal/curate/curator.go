@@ -1,0 +1,101 @@
+package curate
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/medallionhq/medallion/internal/checkpoint"
+	"github.com/medallionhq/medallion/internal/medallion"
+	"github.com/medallionhq/medallion/internal/store"
+)
+
+// Curator is the Tier 0 checkpoint.Curator: it extracts items from an
+// episode and stores them in the active medallion of exactly the episode's
+// scope, creating it on first use.
+type Curator struct {
+	Store store.Store
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
+}
+
+var _ checkpoint.Curator = (*Curator)(nil)
+
+// scopeCandidates bounds how many medallions containing the scope are
+// looked at to find the one with exactly that scope.
+const scopeCandidates = 50
+
+// conflictRetries is how often an update that lost a race is redone on
+// the newer version before giving up.
+const conflictRetries = 3
+
+// Curate implements checkpoint.Curator. An episode that yields no items
+// stores nothing and returns an empty Result.
+func (c *Curator) Curate(ctx context.Context, ep checkpoint.Episode) (checkpoint.Result, error) {
+	items := Extract(ep)
+	if items.Empty() {
+		return checkpoint.Result{}, nil
+	}
+	now := time.Now
+	if c.Now != nil {
+		now = c.Now
+	}
+	for range conflictRetries {
+		existing, err := c.find(ctx, ep.Scope)
+		if err != nil {
+			return checkpoint.Result{}, err
+		}
+		var stored *medallion.Medallion
+		if existing == nil {
+			stored, err = c.Store.Create(ctx, Apply(nil, ep.Scope, items, now()))
+			if errors.Is(err, store.ErrExists) {
+				// The scope's id is taken by a medallion that is not
+				// active or appeared meanwhile: update that one.
+				if existing, err = c.Store.Get(ctx, ID(ep.Scope)); err != nil {
+					return checkpoint.Result{}, fmt.Errorf("read medallion %s: %w", ID(ep.Scope), err)
+				}
+				if existing == nil {
+					continue
+				}
+			}
+		}
+		if existing != nil {
+			stored, err = c.Store.Update(ctx, Apply(existing, ep.Scope, items, now()))
+		}
+		switch {
+		case errors.Is(err, store.ErrConflict):
+			continue
+		case err != nil:
+			return checkpoint.Result{}, fmt.Errorf("store tier 0 medallion for session %s: %w", ep.SessionID, err)
+		}
+		return checkpoint.Result{MedallionID: stored.Meta.MedallionID, Version: stored.Meta.Version}, nil
+	}
+	return checkpoint.Result{}, fmt.Errorf("store tier 0 medallion for session %s: %w after %d attempts", ep.SessionID, store.ErrConflict, conflictRetries)
+}
+
+// find returns the active medallion whose graph nodes are exactly scope,
+// or nil.
+func (c *Curator) find(ctx context.Context, scope []string) (*medallion.Medallion, error) {
+	if len(scope) == 0 {
+		return nil, nil
+	}
+	want := sortedSet(scope)
+	ms, err := c.Store.LatestForScope(ctx, medallion.Scope{GraphNodes: want}, scopeCandidates)
+	if err != nil {
+		return nil, fmt.Errorf("find medallion for scope %v: %w", want, err)
+	}
+	for _, m := range ms {
+		if m.Meta.Status == medallion.StatusActive && slices.Equal(sortedSet(m.Scope.GraphNodes), want) {
+			return m, nil
+		}
+	}
+	return nil, nil
+}
+
+func sortedSet(s []string) []string {
+	out := slices.Clone(s)
+	slices.Sort(out)
+	return slices.Compact(out)
+}
