@@ -131,6 +131,19 @@ func TestExtract(t *testing.T) {
 			},
 		},
 		{
+			name: "a hook error is the project's, a stream error is not",
+			build: func(b *builder) {
+				b.add(transcript.Event{Kind: transcript.KindError, Subtype: "error", Text: "stream disconnected: rate limit reached"})
+				b.add(transcript.Event{Kind: transcript.KindError, Subtype: transcript.SubtypeHookError, Text: "Fix the lint issues before stopping"})
+			},
+			check: func(t *testing.T, it Items) {
+				want := []string{"high Unresolved: Fix the lint issues before stopping"}
+				if got := questions(it.OpenQuestions); !slices.Equal(got, want) {
+					t.Errorf("questions = %q, want %q", got, want)
+				}
+			},
+		},
+		{
 			name: "a rejected call is no error",
 			build: func(b *builder) {
 				b.add(transcript.Event{Kind: transcript.KindToolCall, Tool: "Bash", ToolCallID: "c1", Command: "rm -rf /"})

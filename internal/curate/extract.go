@@ -204,9 +204,10 @@ func (x *extractor) errors(it *Items) {
 		switch {
 		case e.Kind == transcript.KindError && failed(e):
 			// An error event belongs to no call, so nothing can show it
-			// fixed but later work succeeding; an API error is the
-			// service's, not the project's.
-			if e.Subtype != transcript.SubtypeAPIError {
+			// fixed but later work succeeding. Only hook errors are the
+			// project's (a Stop hook demanding clean lint); API, stream
+			// and rate-limit errors are the service's and pass.
+			if e.Subtype == transcript.SubtypeHookError {
 				bare = append(bare, openError{index: i, event: e, call: e})
 			}
 		case e.Kind != transcript.KindToolResult:
@@ -298,8 +299,11 @@ func subject(c *transcript.Event) string {
 }
 
 func tool(c *transcript.Event) string {
-	if c.Tool != "" {
+	switch {
+	case c.Tool != "":
 		return c.Tool
+	case c.Subtype != "":
+		return c.Subtype
 	}
 	return string(c.Kind)
 }
@@ -308,7 +312,7 @@ func tool(c *transcript.Event) string {
 // failed when the text says nothing.
 func signature(e, call *transcript.Event) string {
 	for line := range strings.Lines(e.Text) {
-		line = strings.TrimSpace(stripTags(line))
+		line = strings.Join(strings.Fields(stripTags(line)), " ")
 		if !meaningful(line) {
 			continue
 		}
@@ -468,7 +472,7 @@ func sentences(text string) []string {
 		start := 0
 		for i := 0; i < len(t); i++ {
 			switch t[i] {
-			case '.', '!', '?', ';':
+			case '.', '!', '?':
 				if i+1 == len(t) || t[i+1] == ' ' {
 					if s := strings.TrimSpace(t[start : i+1]); s != "" {
 						out = append(out, s)
