@@ -425,3 +425,18 @@ func equalJSON(t *testing.T, a, b *medallion.Medallion) bool {
 	}
 	return string(ja) == string(jb)
 }
+
+func TestSignature(t *testing.T) {
+	call := &transcript.Event{Kind: transcript.KindToolCall, Tool: "Bash", Command: "go test"}
+	tests := []struct{ text, want string }{
+		{"Exit code 1\n<tool_use_error>bad thing</tool_use_error>", "bad thing"},
+		{"\n\n  got <nil>, want err\t here ", "got <nil>, want err here"},
+		{"exit status 2\n", "`go test` fails"},
+		{strings.Repeat("é", 100), strings.Repeat("é", 58) + "…"},
+	}
+	for _, tt := range tests {
+		if got := signature(&transcript.Event{Text: tt.text}, call); got != tt.want {
+			t.Errorf("signature(%q) = %q, want %q", tt.text, got, tt.want)
+		}
+	}
+}

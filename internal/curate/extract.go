@@ -350,7 +350,10 @@ func stripTags(s string) string {
 		if j > 0 {
 			tag = s[i+1 : i+j]
 		}
-		if j < 0 || tag == "" || strings.ContainsAny(tag, " =\"") || !isTagName(strings.TrimPrefix(tag, "/")) {
+		// Only wrapper-like names (tool_use_error, system-reminder): a
+		// Go error's "<nil>" is part of the message.
+		name := strings.TrimPrefix(tag, "/")
+		if j < 0 || !isTagName(name) || !strings.ContainsAny(name, "_-") {
 			b.WriteString(s[:i+1])
 			s = s[i+1:]
 			continue
@@ -363,15 +366,12 @@ func stripTags(s string) string {
 }
 
 func isTagName(s string) bool {
-	if s == "" {
-		return false
-	}
 	for _, r := range s {
 		if !(r == '_' || r == '-' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9') {
 			return false
 		}
 	}
-	return true
+	return s != ""
 }
 
 // clip trims s to at most n bytes on a rune boundary, marking the cut.
