@@ -3,6 +3,7 @@
 #   make demo     build and run the daemon on a throwaway data dir, and show it working
 #   make test     what CI runs: gofmt check, go vet, staticcheck, go test -race
 #   make bench    the benchmarks whose figures are in the README
+#   make eval     score Tier 0 curation against the hand labels in ../shared/corpus/labels
 #   make run      run medalliond in the foreground on your default config
 #   make install  go install both binaries into $(GOBIN) (default ~/go/bin)
 
@@ -14,7 +15,7 @@ STATICCHECK_VERSION := v0.8.2
 STATICCHECK := $(shell $(GO) env GOPATH)/bin/staticcheck
 BENCHTIME   ?= 1x
 
-.PHONY: all build test fmt-check vet staticcheck unit bench run install demo clean
+.PHONY: all build test fmt-check vet staticcheck unit bench eval run install demo clean
 
 all: build
 
@@ -41,6 +42,10 @@ unit:
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem -count 1 ./...
+
+# Skips (and says so) when ../shared/corpus/labels or python3 is absent.
+eval:
+	$(GO) test -count=1 -run '^TestEval$$' -v ./internal/curate
 
 run: build
 	$(BIN)/medalliond run
