@@ -26,7 +26,12 @@ import (
 // of layout takes a new format byte; readers keep decoding the old ones.
 
 // binaryV1 is the first byte of version 1 of the binary encoding.
-const binaryV1 = 0x01
+// binaryV2 appends Evidence after the affordances; version 1 encodings
+// (written before evidence existed) still decode, with no evidence.
+const (
+	binaryV1 = 0x01
+	binaryV2 = 0x02
+)
 
 // codecFields lists every field the binary encoding carries, by Go path
 // (a slice's element fields follow "[]"), in encoding order. A test checks
@@ -60,6 +65,10 @@ var codecFields = []string{
 	"Affordances.RecommendedEntryPoints",
 	"Affordances.AvoidRepeating",
 	"Affordances.Invariants",
+	"Evidence[].Item",
+	"Evidence[].Text",
+	"Evidence[].SessionID",
+	"Evidence[].EventIDs",
 }
 
 // MarshalBinary encodes m in the store's compact binary form (see
@@ -67,7 +76,7 @@ var codecFields = []string{
 // encoding.BinaryMarshaler.
 func (m *Medallion) MarshalBinary() ([]byte, error) {
 	e := encoder{b: make([]byte, 0, m.binarySizeHint())}
-	e.b = append(e.b, binaryV1)
+	e.b = append(e.b, binaryV2)
 
 	e.string(m.Meta.MedallionID)
 	e.string(m.Meta.SchemaVersion)
@@ -109,6 +118,14 @@ func (m *Medallion) MarshalBinary() ([]byte, error) {
 	e.strings(m.Affordances.RecommendedEntryPoints)
 	e.strings(m.Affordances.AvoidRepeating)
 	e.strings(m.Affordances.Invariants)
+
+	e.count(len(m.Evidence))
+	for _, v := range m.Evidence {
+		e.string(v.Item)
+		e.string(v.Text)
+		e.string(v.SessionID)
+		e.strings(v.EventIDs)
+	}
 	return e.b, nil
 }
 
@@ -138,6 +155,10 @@ func (m *Medallion) binarySizeHint() int {
 	list(m.Affordances.RecommendedEntryPoints)
 	list(m.Affordances.AvoidRepeating)
 	list(m.Affordances.Invariants)
+	for _, v := range m.Evidence {
+		n += 8 + len(v.Item) + len(v.Text) + len(v.SessionID)
+		list(v.EventIDs)
+	}
 	return n
 }
 
@@ -175,7 +196,7 @@ func (m *Medallion) UnmarshalBinary(b []byte) error {
 	if len(b) == 0 {
 		return errors.New("medallion binary: empty input")
 	}
-	if b[0] != binaryV1 {
+	if b[0] != binaryV1 && b[0] != binaryV2 {
 		return fmt.Errorf("medallion binary: unknown format byte 0x%02x", b[0])
 	}
 	d := decoder{b: b, s: string(b), off: 1}
@@ -228,6 +249,20 @@ func (m *Medallion) UnmarshalBinary(b []byte) error {
 	out.Affordances.RecommendedEntryPoints = d.strings()
 	out.Affordances.AvoidRepeating = d.strings()
 	out.Affordances.Invariants = d.strings()
+
+	if b[0] >= binaryV2 {
+		// Three empty strings and an empty list at least.
+		if n := d.count(4); n > 0 {
+			out.Evidence = make([]Evidence, n)
+			for i := range out.Evidence {
+				v := &out.Evidence[i]
+				v.Item = d.string()
+				v.Text = d.string()
+				v.SessionID = d.string()
+				v.EventIDs = d.strings()
+			}
+		}
+	}
 
 	if d.err == nil && d.off != len(b) {
 		d.fail(fmt.Errorf("%d bytes after the last field", len(b)-d.off))

@@ -70,6 +70,25 @@ type Medallion struct {
 	Decisions     []Decision     `json:"decisions"`
 	OpenQuestions []OpenQuestion `json:"open_questions"`
 	Affordances   Affordances    `json:"affordances"`
+	// Evidence names the events each item came from (newest last, at most
+	// MaxEvidence entries); optional, so medallions written by hand or by
+	// an LLM without it stay valid.
+	Evidence []Evidence `json:"evidence,omitempty" jsonschema:"the events each item was taken from, newest last"`
+}
+
+// MaxEvidence bounds Medallion.Evidence: writers keep the newest entries.
+const MaxEvidence = 100
+
+// Evidence ties one medallion item to the transcript events it came from.
+type Evidence struct {
+	// Item names the item: a decision or question id (D-001, Q-002) or an
+	// item list (invariant, avoid_repeating, entry_point, subsystem).
+	Item string `json:"item" jsonschema:"D-001, Q-002, or one of invariant, avoid_repeating, entry_point, subsystem"`
+	// Text is the list item's text; empty for decisions and questions,
+	// whose id names them.
+	Text      string   `json:"text,omitempty" jsonschema:"the item text for list items; empty for decisions and questions"`
+	SessionID string   `json:"session_id" jsonschema:"the agent session the events belong to"`
+	EventIDs  []string `json:"event_ids" jsonschema:"ids of the events the item was extracted from"`
 }
 
 // Meta identifies a medallion and one of its versions.
@@ -164,6 +183,9 @@ func (m *Medallion) Normalize() {
 	norm(&m.Affordances.RecommendedEntryPoints)
 	norm(&m.Affordances.AvoidRepeating)
 	norm(&m.Affordances.Invariants)
+	for i := range m.Evidence {
+		norm(&m.Evidence[i].EventIDs)
+	}
 }
 
 // Clone returns a deep copy of m.
@@ -180,6 +202,12 @@ func (m *Medallion) Clone() *Medallion {
 	c.Affordances.RecommendedEntryPoints = cloneStrings(m.Affordances.RecommendedEntryPoints)
 	c.Affordances.AvoidRepeating = cloneStrings(m.Affordances.AvoidRepeating)
 	c.Affordances.Invariants = cloneStrings(m.Affordances.Invariants)
+	if m.Evidence != nil {
+		c.Evidence = append([]Evidence(nil), m.Evidence...)
+		for i := range c.Evidence {
+			c.Evidence[i].EventIDs = cloneStrings(m.Evidence[i].EventIDs)
+		}
+	}
 	return &c
 }
 

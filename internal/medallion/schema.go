@@ -16,7 +16,8 @@ var (
 
 // JSONSchema returns the JSON Schema (draft 2020-12) of Medallion, derived by
 // reflection from the Go types above and their enum constants. Optional
-// fields (knowledge_*) are the only ones left out of "required".
+// fields (knowledge_*, evidence and its text) are the only ones left out of
+// "required".
 func JSONSchema() ([]byte, error) {
 	schemaOnce.Do(func() {
 		enum := func(values []string, desc string) *jsonschema.Schema {
@@ -54,6 +55,9 @@ func tightenNumbers(s *jsonschema.Schema) {
 		if c := d.Items.Properties["confidence"]; c != nil {
 			c.Minimum, c.Maximum = &zero, &one
 		}
+	}
+	if e := s.Properties["evidence"]; e != nil {
+		e.MaxItems = jsonschema.Ptr(MaxEvidence)
 	}
 	if m := s.Properties["meta"]; m != nil {
 		if v := m.Properties["version"]; v != nil {

@@ -55,6 +55,7 @@ func (m *Medallion) Validate() error {
 	c.texts("affordances.recommended_entry_points", m.Affordances.RecommendedEntryPoints)
 	c.texts("affordances.avoid_repeating", m.Affordances.AvoidRepeating)
 	c.texts("affordances.invariants", m.Affordances.Invariants)
+	c.evidence(m.Evidence)
 	if len(c.problems) == 0 {
 		return nil
 	}
@@ -179,6 +180,19 @@ func (c *checker) questions(qs []OpenQuestion) {
 		}
 		c.texts(f+".blocked_on", q.BlockedOn)
 		c.enum(f+".priority", string(q.Priority), enumStrings(Priorities))
+	}
+}
+
+// evidence checks the light rules of Medallion.Evidence: every entry names
+// its item, and the list stays bounded.
+func (c *checker) evidence(es []Evidence) {
+	if len(es) > MaxEvidence {
+		c.addf("evidence", "at most %d entries (got %d)", MaxEvidence, len(es))
+	}
+	for i, e := range es {
+		if strings.TrimSpace(e.Item) == "" {
+			c.addf(fmt.Sprintf("evidence[%d].item", i), "required")
+		}
 	}
 }
 
