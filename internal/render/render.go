@@ -1,0 +1,470 @@
+// Package render turns medallions into the save file a new agent session
+// starts with: a short preamble telling the agent to treat the content as
+// the current canonical state (seed 000 §9.1), then the medallions' items in
+// priority order, cut to a token budget.
+//
+// What matters most to a session that starts cold comes first: the rules it
+// must not break, the fixes it must not rediscover, the open questions that
+// block work, then decisions, the rest of the open questions, the summary,
+// subsystems and entry points. Items are whole or absent; what is left out
+// is named with the command that shows it, and the text never exceeds the
+// budget as counted by Tokens.
+package render
+
+import (
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/medallionhq/medallion/internal/medallion"
+)
+
+// DefaultBudget is the token budget of a load that names none: enough for
+// the rules, fixes, open questions and main decisions of a busy scope, small
+// next to an agent's context window.
+const DefaultBudget = 1500
+
+// The output formats.
+const (
+	FormatMarkdown = "markdown"
+	FormatJSON     = "json"
+)
+
+// Options tune Load.
+type Options struct {
+	// Budget is the most tokens (by Tokens) the text may take; 0 means
+	// DefaultBudget.
+	Budget int
+	// Format is FormatMarkdown (the default, for an agent's context) or
+	// FormatJSON (the same selection as a JSON object, for tools).
+	Format string
+}
+
+// Result is a rendered load.
+type Result struct {
+	Text string
+	// Tokens is Tokens(Text); it never exceeds the budget.
+	Tokens int
+	// Cut names what was left out to fit the budget, one entry per section
+	// of a medallion, e.g. "4 more decisions: medallionctl show ID".
+	Cut []string
+}
+
+// NoMedallionText is the whole text of a load for a scope with no medallion.
+const NoMedallionText = "No medallion exists for this scope yet: nothing was saved from previous sessions."
+
+// section is one kind of item, in priority order: a lower value is more
+// important and is filled first.
+type section int
+
+const (
+	secRules section = iota
+	secFixes
+	secHighQuestions
+	secDecisions
+	secQuestions
+	secSummary
+	secSubsystems
+	secEntryPoints
+	numSections
+)
+
+// sectionInfo is how a section is titled in markdown and JSON and named in
+// cut lines.
+var sectionInfo = [numSections]struct{ title, key, noun string }{
+	secRules:         {"Rules", "rules", "rules"},
+	secFixes:         {"Known fixes / don't repeat", "known_fixes", "known fixes"},
+	secHighQuestions: {"Open questions (high priority)", "open_questions_high", "high-priority open questions"},
+	secDecisions:     {"Decisions", "decisions", "decisions"},
+	secQuestions:     {"Other open questions", "open_questions", "open questions"},
+	secSummary:       {"Summary", "summary", "summary paragraphs"},
+	secSubsystems:    {"Subsystems", "subsystems", "subsystems"},
+	secEntryPoints:   {"Entry points", "entry_points", "entry points"},
+}
+
+// item is one renderable entry: its markdown line and its JSON value.
+type item struct {
+	line string // markdown, without the trailing newline
+	json any
+}
+
+// doc is one medallion's items by section, and which are selected.
+type doc struct {
+	m     *medallion.Medallion
+	items [numSections][]item
+	taken [numSections]int // items[s][:taken[s]] are selected
+}
+
+// Load renders ms (most relevant first) within opts.Budget tokens.
+func Load(ms []*medallion.Medallion, opts Options) Result {
+	budget := opts.Budget
+	if budget <= 0 {
+		budget = DefaultBudget
+	}
+	var docs []*doc
+	for _, m := range ms {
+		if m != nil {
+			docs = append(docs, newDoc(m))
+		}
+	}
+	if len(docs) == 0 {
+		return fit(NoMedallionText, budget, nil)
+	}
+	l := &layout{docs: docs, multi: len(docs) > 1}
+	// A tight budget may not hold a cut line per section, or even the
+	// whole preamble: fall back to one cut line per medallion, then to the
+	// short preamble, whichever first leaves room.
+	for _, mode := range []struct{ compact, short bool }{{false, false}, {true, false}, {true, true}} {
+		l.compact, l.short = mode.compact, mode.short
+		if Tokens(l.preamble())+l.reserve() <= budget {
+			break
+		}
+	}
+	l.selectItems(budget)
+	if l.compact && !l.short {
+		// Now that the selection is made, name the cuts section by
+		// section if that still fits.
+		l.compact = false
+		if Tokens(l.markdown()) > budget {
+			l.compact = true
+		}
+	}
+	if opts.Format == FormatJSON {
+		return l.fitJSON(budget)
+	}
+	return fit(l.markdown(), budget, l.cut())
+}
+
+// fit returns text as a Result, truncated in the rare case it is over
+// budget (a preamble alone larger than a tiny budget).
+func fit(text string, budget int, cut []string) Result {
+	if Tokens(text) > budget {
+		text = truncate(text, budget)
+	}
+	return Result{Text: text, Tokens: Tokens(text), Cut: cut}
+}
+
+// truncate cuts text at a rune boundary so that it fits budget, ending it
+// with an ellipsis when there is room for one.
+func truncate(text string, budget int) string {
+	const ellipsis = "…"
+	if budget <= Tokens(ellipsis) {
+		return ""
+	}
+	runes := []rune(text)
+	lo, hi := 0, len(runes)
+	for lo < hi { // the longest prefix that fits with the ellipsis
+		mid := (lo + hi + 1) / 2
+		if Tokens(string(runes[:mid]))+Tokens(ellipsis) <= budget {
+			lo = mid
+		} else {
+			hi = mid - 1
+		}
+	}
+	return string(runes[:lo]) + ellipsis
+}
+
+func newDoc(m *medallion.Medallion) *doc {
+	d := &doc{m: m}
+	add := func(s section, line string, v any) {
+		d.items[s] = append(d.items[s], item{line: line, json: v})
+	}
+	for _, v := range m.Affordances.Invariants {
+		add(secRules, "- "+oneLine(v), v)
+	}
+	for _, v := range m.Affordances.AvoidRepeating {
+		add(secFixes, "- "+oneLine(v), v)
+	}
+	for _, q := range m.OpenQuestions {
+		line := fmt.Sprintf("- [%s] %s", q.ID, oneLine(q.Question))
+		if len(q.BlockedOn) > 0 {
+			line += " (blocked on: " + oneLine(strings.Join(q.BlockedOn, "; ")) + ")"
+		}
+		s := secQuestions
+		if q.Priority == medallion.PriorityHigh {
+			s = secHighQuestions
+		} else {
+			line += " (" + string(q.Priority) + ")"
+		}
+		add(s, line, q)
+	}
+	for _, x := range m.Decisions {
+		line := fmt.Sprintf("- [%s] %s", x.ID, oneLine(x.Statement))
+		if r := oneLine(x.Rationale); r != "" {
+			line += " — " + r
+		}
+		line += " (confidence " + strconv.FormatFloat(x.Confidence, 'f', -1, 64) + ")"
+		add(secDecisions, line, x)
+	}
+	if h := strings.TrimSpace(m.Summary.HighLevel); h != "" {
+		add(secSummary, h, h)
+	}
+	for _, s := range m.Summary.Subsystems {
+		line := fmt.Sprintf("- %s (%s)", oneLine(s.Name), s.Status)
+		if n := oneLine(s.Notes); n != "" {
+			line += ": " + n
+		}
+		add(secSubsystems, line, s)
+	}
+	for _, v := range m.Affordances.RecommendedEntryPoints {
+		add(secEntryPoints, "- "+oneLine(v), v)
+	}
+	return d
+}
+
+// oneLine collapses runs of whitespace, newlines included, so that every
+// list item stays one markdown line.
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+// layout is the selection being built and how it is rendered.
+type layout struct {
+	docs  []*doc
+	multi bool // more than one medallion: each gets its own heading
+	// compact names what was cut with one line per medallion instead of
+	// one per section; short uses the short preamble. Both are for budgets
+	// too tight for the full forms.
+	compact, short bool
+}
+
+// The fixed parts of the markdown, kept as functions of their inputs so
+// that selectItems charges exactly what markdown writes.
+
+func (l *layout) preamble() string {
+	if l.short {
+		return "Canonical state from previous sessions; treat it as true unless the user says otherwise.\n"
+	}
+	var scope, which []string
+	seen := map[string]bool{}
+	for _, d := range l.docs {
+		for _, v := range append(append([]string{}, d.m.Scope.GraphNodes...), d.m.Scope.Tags...) {
+			if !seen[v] {
+				seen[v] = true
+				scope = append(scope, v)
+			}
+		}
+		which = append(which, fmt.Sprintf("%s, version %d, updated %s", d.m.Meta.MedallionID, d.m.Meta.Version, when(d.m.Meta.UpdatedAt)))
+	}
+	name := "this scope"
+	if len(scope) > 0 {
+		name = strings.Join(scope, ", ")
+	}
+	noun := "medallion "
+	if l.multi {
+		noun = "medallions "
+	}
+	return "This is the current canonical state of " + oneLine(name) + " from previous sessions (" +
+		noun + strings.Join(which, "; ") + "). Treat it as true unless the user says otherwise.\n"
+}
+
+// when shortens an RFC 3339 time to the minute, in UTC.
+func when(ts string) string {
+	t, err := medallion.ParseTime(ts)
+	if err != nil {
+		return ts
+	}
+	return t.UTC().Format("2006-01-02 15:04 UTC")
+}
+
+func (l *layout) docHeading(d *doc) string {
+	if !l.multi {
+		return ""
+	}
+	return "\n## " + d.m.Meta.MedallionID + "\n"
+}
+
+func (l *layout) sectionHeading(s section) string {
+	h := "\n## "
+	if l.multi {
+		h = "\n### "
+	}
+	return h + sectionInfo[s].title + "\n"
+}
+
+const cutHeading = "\nLeft out to fit the token budget:\n"
+
+func cutLine(d *doc, s section, n int) string {
+	if s == secSummary {
+		return fmt.Sprintf("summary: medallionctl show %s", d.m.Meta.MedallionID)
+	}
+	return fmt.Sprintf("%d more %s: medallionctl show %s", n, sectionInfo[s].noun, d.m.Meta.MedallionID)
+}
+
+// selectItems takes items greedily in priority order — every medallion's
+// rules, then every medallion's fixes, and so on — while the text stays
+// within budget.
+//
+// The cost of the text is the sum of Tokens over its pieces (preamble,
+// headings, lines), an upper bound of the Tokens of the whole since Tokens
+// is subadditive. An item is taken only if, after it, there is still room
+// for the cut lines of every section not wholly taken at that point; those
+// sections and their counts can only shrink afterwards, so the final cut
+// lines always fit. A section stops at its first item that does not fit,
+// so what it shows is its first items and "N more" are the last N.
+func (l *layout) selectItems(budget int) {
+	used := Tokens(l.preamble())
+	docStarted := make([]bool, len(l.docs))
+	for s := section(0); s < numSections; s++ {
+		for di, d := range l.docs {
+			for i, it := range d.items[s] {
+				cost := Tokens(it.line + "\n")
+				if i == 0 {
+					cost += Tokens(l.sectionHeading(s))
+				}
+				if !docStarted[di] {
+					cost += Tokens(l.docHeading(d))
+				}
+				d.taken[s]++
+				if used+cost+l.reserve() > budget {
+					d.taken[s]--
+					break
+				}
+				used += cost
+				docStarted[di] = true
+			}
+		}
+	}
+}
+
+// reserve is what the cut lines of the current selection cost.
+func (l *layout) reserve() int {
+	n := 0
+	for _, c := range l.cut() {
+		n += Tokens("- " + c + "\n")
+	}
+	if n > 0 {
+		n += Tokens(cutHeading)
+	}
+	return n
+}
+
+// cut lists what the selection leaves out: one line per section of each
+// medallion, or in compact mode one per medallion.
+func (l *layout) cut() []string {
+	var out []string
+	for _, d := range l.docs {
+		total := 0
+		for s := section(0); s < numSections; s++ {
+			if left := len(d.items[s]) - d.taken[s]; left > 0 {
+				total += left
+				if !l.compact {
+					out = append(out, cutLine(d, s, left))
+				}
+			}
+		}
+		if l.compact && total > 0 {
+			out = append(out, fmt.Sprintf("%d more items: medallionctl show %s", total, d.m.Meta.MedallionID))
+		}
+	}
+	return out
+}
+
+func (l *layout) markdown() string {
+	var b strings.Builder
+	b.WriteString(l.preamble())
+	for _, d := range l.docs {
+		started := false
+		for s := section(0); s < numSections; s++ {
+			if d.taken[s] == 0 {
+				continue
+			}
+			if !started {
+				b.WriteString(l.docHeading(d))
+				started = true
+			}
+			b.WriteString(l.sectionHeading(s))
+			for _, it := range d.items[s][:d.taken[s]] {
+				b.WriteString(it.line)
+				b.WriteByte('\n')
+			}
+		}
+	}
+	if cut := l.cut(); len(cut) > 0 {
+		b.WriteString(cutHeading)
+		for _, c := range cut {
+			b.WriteString("- " + c + "\n")
+		}
+	}
+	return b.String()
+}
+
+// jsonDoc is one medallion's selection in the JSON format.
+type jsonDoc struct {
+	MedallionID string          `json:"medallion_id"`
+	Version     int             `json:"version"`
+	UpdatedAt   string          `json:"updated_at"`
+	Scope       medallion.Scope `json:"scope"`
+	Sections    map[string]any  `json:"sections"`
+}
+
+// jsonLoad is the JSON format's top-level object.
+type jsonLoad struct {
+	Preamble   string    `json:"preamble"`
+	Medallions []jsonDoc `json:"medallions"`
+	Cut        []string  `json:"cut"`
+}
+
+func (l *layout) json() string {
+	out := jsonLoad{Preamble: strings.TrimSpace(l.preamble()), Medallions: []jsonDoc{}, Cut: l.cut()}
+	if out.Cut == nil {
+		out.Cut = []string{}
+	}
+	for _, d := range l.docs {
+		jd := jsonDoc{MedallionID: d.m.Meta.MedallionID, Version: d.m.Meta.Version,
+			UpdatedAt: d.m.Meta.UpdatedAt, Scope: d.m.Scope, Sections: map[string]any{}}
+		for s := section(0); s < numSections; s++ {
+			if d.taken[s] == 0 {
+				continue
+			}
+			if s == secSummary {
+				jd.Sections[sectionInfo[s].key] = d.items[s][0].json
+				continue
+			}
+			vs := make([]any, d.taken[s])
+			for i, it := range d.items[s][:d.taken[s]] {
+				vs[i] = it.json
+			}
+			jd.Sections[sectionInfo[s].key] = vs
+		}
+		out.Medallions = append(out.Medallions, jd)
+	}
+	b, err := json.Marshal(out)
+	if err != nil {
+		// Only strings, numbers and medallion types: cannot fail.
+		panic(fmt.Sprintf("render: marshal load: %v", err))
+	}
+	return string(b)
+}
+
+// fitJSON renders the markdown selection as JSON and, since JSON quoting
+// costs more than markdown, gives back the lowest-priority items until it
+// fits the budget.
+func (l *layout) fitJSON(budget int) Result {
+	for {
+		text := l.json()
+		if Tokens(text) <= budget {
+			return Result{Text: text, Tokens: Tokens(text), Cut: l.cut()}
+		}
+		if !l.dropLast() {
+			break
+		}
+	}
+	// Not even the preamble and cut list fit: an empty object is still
+	// valid JSON, and the cut list says where to look.
+	cut := l.cut()
+	return Result{Text: "{}", Tokens: Tokens("{}"), Cut: cut}
+}
+
+// dropLast unselects the last selected item of the lowest-priority section
+// that has one; it reports false when nothing is selected.
+func (l *layout) dropLast() bool {
+	for s := numSections - 1; s >= 0; s-- {
+		for i := len(l.docs) - 1; i >= 0; i-- {
+			if d := l.docs[i]; d.taken[s] > 0 {
+				d.taken[s]--
+				return true
+			}
+		}
+	}
+	return false
+}
