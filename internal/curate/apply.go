@@ -49,8 +49,13 @@ func ID(scope []string) string {
 // new medallion for scope (version 0, so the store's Create makes it 1);
 // otherwise it returns an updated copy of existing (existing is not
 // modified) that keeps its id, created_at, version and item ids. Decisions
-// and questions seen again keep their ids; decisions gain confidence. The
-// result passes medallion.Validate.
+// and questions seen again keep their ids; decisions gain confidence. A
+// decision or invariant that contradicts an older one supersedes it (the
+// new decision's rationale says "supersedes D-00N (…)"); questions that
+// the episode answered leave open_questions ("resolves Q-00N"). What
+// leaves the active lists stays in the store's earlier versions. Every
+// item touched gets an evidence entry. The result passes
+// medallion.Validate.
 func Apply(existing *medallion.Medallion, scope []string, items Items, now time.Time) *medallion.Medallion {
 	var m *medallion.Medallion
 	if existing == nil {
@@ -78,55 +83,176 @@ func Apply(existing *medallion.Medallion, scope []string, items Items, now time.
 	}
 	knowledge(m, items)
 
-	applyDecisions(m, items.Decisions)
-	applyQuestions(m, items.OpenQuestions, items.Closed)
+	a := applier{m: m, high: highIDs(m)}
+	a.invariants(items.Invariants)
+	a.decisions(items.Decisions)
+	a.questions(items.OpenQuestions, items.Closed)
+	for _, t := range items.AvoidRepeating {
+		a.record("avoid_repeating", t.Text, t.Evidence)
+	}
 	m.Affordances.AvoidRepeating = mergeTexts(m.Affordances.AvoidRepeating, items.AvoidRepeating, MaxAvoidRepeating)
-	m.Affordances.Invariants = mergeTexts(m.Affordances.Invariants, items.Invariants, MaxInvariants)
 	m.Affordances.RecommendedEntryPoints = mergeEntryPoints(m.Affordances.RecommendedEntryPoints, items.EntryPoints)
+	for i, p := range items.EntryPoints {
+		if i < len(items.EntryEvidence) {
+			a.record("entry_point", p, items.EntryEvidence[i])
+		}
+	}
 	applySubsystems(m, items.Subsystems)
-	m.Summary.HighLevel = summary(m, items)
+	for _, s := range items.Subsystems {
+		a.record("subsystem", s.Name, s.Evidence)
+	}
+	m.Summary.HighLevel = summary(m, items, a.notes)
+	a.trimEvidence()
 	m.Normalize()
 	return m
 }
 
-// knowledge widens the knowledge bounds to the episode's event times.
-func knowledge(m *medallion.Medallion, items Items) {
-	if items.MinTime.IsZero() {
+// applier carries one Apply's state: the highest item ids ever used (so a
+// removed id is never reused) and the notes for the summary.
+type applier struct {
+	m     *medallion.Medallion
+	high  map[string]int // "D", "Q" → highest number seen
+	notes []string
+}
+
+// maxEventIDs bounds the event ids one evidence entry keeps (the newest).
+const maxEventIDs = 20
+
+// record adds evidence for an item, merging it into the entry for the same
+// item, text and session and moving that entry to the end (the newest).
+func (a *applier) record(item, text string, ev Evidence) {
+	if len(ev.EventIDs) == 0 && ev.SessionID == "" {
 		return
 	}
-	if t, err := medallion.ParseTime(m.Meta.KnowledgeMinTS); err != nil || items.MinTime.Before(t) {
-		m.Meta.KnowledgeMinTS = medallion.FormatTime(items.MinTime)
-	}
-	if t, err := medallion.ParseTime(m.Meta.KnowledgeMaxTS); err != nil || items.MaxTime.After(t) {
-		m.Meta.KnowledgeMaxTS = medallion.FormatTime(items.MaxTime)
-	}
-}
-
-// nextID returns the next free "<prefix>-NNN" after the highest in ids.
-func nextID(prefix string, ids []string) string {
-	high := 0
-	for _, id := range ids {
-		if n, err := strconv.Atoi(strings.TrimPrefix(id, prefix+"-")); err == nil && strings.HasPrefix(id, prefix+"-") && n > high {
-			high = n
+	e := medallion.Evidence{Item: item, Text: text, SessionID: ev.SessionID, EventIDs: slices.Clone(ev.EventIDs)}
+	if i := slices.IndexFunc(a.m.Evidence, func(o medallion.Evidence) bool {
+		return o.Item == item && o.Text == text && o.SessionID == ev.SessionID
+	}); i >= 0 {
+		old := a.m.Evidence[i]
+		ids := slices.Clone(old.EventIDs)
+		for _, id := range ev.EventIDs {
+			if !slices.Contains(ids, id) {
+				ids = append(ids, id)
+			}
 		}
+		if len(ids) > maxEventIDs {
+			ids = ids[len(ids)-maxEventIDs:]
+		}
+		e.EventIDs = ids
+		a.m.Evidence = slices.Delete(a.m.Evidence, i, i+1)
 	}
-	return fmt.Sprintf("%s-%03d", prefix, high+1)
+	if e.EventIDs == nil {
+		e.EventIDs = []string{}
+	}
+	a.m.Evidence = append(a.m.Evidence, e)
 }
 
-func applyDecisions(m *medallion.Medallion, ds []Decision) {
-	for _, d := range ds {
-		i := slices.IndexFunc(m.Decisions, func(e medallion.Decision) bool { return similar(e.Statement, d.Statement) })
-		if i >= 0 {
-			m.Decisions[i].Confidence = min(confidenceMax, max(m.Decisions[i].Confidence, 0)+confidenceStep)
+// trimEvidence keeps the newest medallion.MaxEvidence entries, but always
+// the one naming the highest decision and question id: highIDs reads them
+// there, so ids stay unique over the medallion's whole history.
+func (a *applier) trimEvidence() {
+	ev := a.m.Evidence
+	if len(ev) <= medallion.MaxEvidence {
+		return
+	}
+	var pinned []medallion.Evidence
+	for _, prefix := range []string{"D", "Q"} {
+		id := fmt.Sprintf("%s-%03d", prefix, a.high[prefix])
+		if a.high[prefix] == 0 {
 			continue
 		}
-		ids := make([]string, len(m.Decisions))
-		for k, e := range m.Decisions {
-			ids[k] = e.ID
+		newest := slices.IndexFunc(ev[len(ev)-medallion.MaxEvidence:], func(e medallion.Evidence) bool { return e.Item == id })
+		if newest < 0 {
+			pinned = append(pinned, medallion.Evidence{Item: id, EventIDs: []string{}})
 		}
+	}
+	a.m.Evidence = append(pinned, ev[len(ev)-(medallion.MaxEvidence-len(pinned)):]...)
+}
+
+// highIDs returns the highest decision and question numbers a medallion
+// has used: in its lists, its evidence, and the "supersedes"/"resolves"
+// references of its decisions.
+func highIDs(m *medallion.Medallion) map[string]int {
+	high := map[string]int{}
+	see := func(id string) {
+		prefix, num, ok := strings.Cut(id, "-")
+		if !ok || (prefix != "D" && prefix != "Q") {
+			return
+		}
+		if n, err := strconv.Atoi(num); err == nil && n > high[prefix] {
+			high[prefix] = n
+		}
+	}
+	for _, d := range m.Decisions {
+		see(d.ID)
+		for _, w := range strings.Fields(d.Rationale) {
+			see(strings.Trim(w, ".,;:()"))
+		}
+	}
+	for _, q := range m.OpenQuestions {
+		see(q.ID)
+	}
+	for _, e := range m.Evidence {
+		see(e.Item)
+	}
+	return high
+}
+
+// next returns a new "<prefix>-NNN" id above every id used before.
+func (a *applier) next(prefix string) string {
+	a.high[prefix]++
+	return fmt.Sprintf("%s-%03d", prefix, a.high[prefix])
+}
+
+// supersede removes the active decisions and invariants newer contradicts
+// and returns the "supersedes D-00N (<statement>)" references of the
+// decisions removed.
+func (a *applier) supersede(newer string) []string {
+	var refs []string
+	a.m.Decisions = slices.DeleteFunc(a.m.Decisions, func(d medallion.Decision) bool {
+		if contradicts(d.Statement, newer) {
+			refs = append(refs, "supersedes "+d.ID+" ("+d.Statement+")")
+			return true
+		}
+		return false
+	})
+	a.m.Affordances.Invariants = slices.DeleteFunc(a.m.Affordances.Invariants, func(s string) bool {
+		return contradicts(s, newer)
+	})
+	return refs
+}
+
+// invariants adds the user's rules; a rule that contradicts an older
+// decision supersedes it, and the summary says so.
+func (a *applier) invariants(ts []Text) {
+	for _, t := range ts {
+		if !slices.ContainsFunc(a.m.Affordances.Invariants, func(s string) bool { return similar(s, t.Text) }) {
+			for _, ref := range a.supersede(t.Text) {
+				a.notes = append(a.notes, "The user's rule \""+t.Text+"\" "+ref+".")
+			}
+		}
+		a.record("invariant", t.Text, t.Evidence)
+	}
+	a.m.Affordances.Invariants = mergeTexts(a.m.Affordances.Invariants, ts, MaxInvariants)
+}
+
+func (a *applier) decisions(ds []Decision) {
+	m := a.m
+	for _, d := range ds {
+		if i := slices.IndexFunc(m.Decisions, func(e medallion.Decision) bool { return similar(e.Statement, d.Statement) }); i >= 0 {
+			m.Decisions[i].Confidence = min(confidenceMax, max(m.Decisions[i].Confidence, 0)+confidenceStep)
+			a.record(m.Decisions[i].ID, "", d.Evidence)
+			continue
+		}
+		rationale := d.Rationale
+		if refs := a.supersede(d.Statement); len(refs) > 0 {
+			rationale = strings.TrimSpace(rationale + " This " + strings.Join(refs, "; ") + ".")
+		}
+		id := a.next("D")
 		m.Decisions = append(m.Decisions, medallion.Decision{
-			ID: nextID("D", ids), Statement: d.Statement, Rationale: d.Rationale, Confidence: d.Confidence,
+			ID: id, Statement: d.Statement, Rationale: rationale, Confidence: d.Confidence,
 		})
+		a.record(id, "", d.Evidence)
 	}
 	// Over the cap, the least confident go first; among equals the oldest.
 	for len(m.Decisions) > MaxDecisions {
@@ -142,27 +268,37 @@ func applyDecisions(m *medallion.Medallion, ds []Decision) {
 
 var priorityRank = map[medallion.Priority]int{medallion.PriorityLow: 0, medallion.PriorityMedium: 1, medallion.PriorityHigh: 2}
 
-func applyQuestions(m *medallion.Medallion, qs []Question, closed []string) {
+// questions closes the questions the episode answered (the summary says
+// "resolves Q-00N") and adds or refreshes the open ones.
+func (a *applier) questions(qs []Question, closed []string) {
+	m := a.m
 	m.OpenQuestions = slices.DeleteFunc(m.OpenQuestions, func(q medallion.OpenQuestion) bool {
-		return slices.ContainsFunc(closed, func(c string) bool { return similar(c, q.Question) })
+		i := slices.IndexFunc(closed, func(c string) bool { return similar(c, q.Question) })
+		if i < 0 {
+			return false
+		}
+		done := strings.TrimPrefix(closed[i], "Unresolved: ")
+		if done != closed[i] {
+			done = "fixed " + done
+		}
+		a.notes = append(a.notes, "Done: "+done+" (resolves "+q.ID+").")
+		return true
 	})
 	for _, q := range qs {
-		i := slices.IndexFunc(m.OpenQuestions, func(e medallion.OpenQuestion) bool { return similar(e.Question, q.Question) })
-		if i >= 0 {
+		if i := slices.IndexFunc(m.OpenQuestions, func(e medallion.OpenQuestion) bool { return similar(e.Question, q.Question) }); i >= 0 {
 			// The latest todo list says how urgent it is now.
 			m.OpenQuestions[i].Priority = q.Priority
 			if len(q.BlockedOn) > 0 {
 				m.OpenQuestions[i].BlockedOn = slices.Clone(q.BlockedOn)
 			}
+			a.record(m.OpenQuestions[i].ID, "", q.Evidence)
 			continue
 		}
-		ids := make([]string, len(m.OpenQuestions))
-		for k, e := range m.OpenQuestions {
-			ids[k] = e.ID
-		}
+		id := a.next("Q")
 		m.OpenQuestions = append(m.OpenQuestions, medallion.OpenQuestion{
-			ID: nextID("Q", ids), Question: q.Question, BlockedOn: slices.Clone(q.BlockedOn), Priority: q.Priority,
+			ID: id, Question: q.Question, BlockedOn: slices.Clone(q.BlockedOn), Priority: q.Priority,
 		})
+		a.record(id, "", q.Evidence)
 	}
 	// Over the cap, the lowest priority go first; among equals the oldest.
 	for len(m.OpenQuestions) > MaxOpenQuestions {
@@ -173,6 +309,19 @@ func applyQuestions(m *medallion.Medallion, qs []Question, closed []string) {
 			}
 		}
 		m.OpenQuestions = slices.Delete(m.OpenQuestions, drop, drop+1)
+	}
+}
+
+// knowledge widens the knowledge bounds to the episode's event times.
+func knowledge(m *medallion.Medallion, items Items) {
+	if items.MinTime.IsZero() {
+		return
+	}
+	if t, err := medallion.ParseTime(m.Meta.KnowledgeMinTS); err != nil || items.MinTime.Before(t) {
+		m.Meta.KnowledgeMinTS = medallion.FormatTime(items.MinTime)
+	}
+	if t, err := medallion.ParseTime(m.Meta.KnowledgeMaxTS); err != nil || items.MaxTime.After(t) {
+		m.Meta.KnowledgeMaxTS = medallion.FormatTime(items.MaxTime)
 	}
 }
 
@@ -237,19 +386,24 @@ func applySubsystems(m *medallion.Medallion, subs []Subsystem) {
 }
 
 // summary writes summary.high_level from the scope, the episode's progress
-// and the medallion's current state, within MaxSummaryBytes.
-func summary(m *medallion.Medallion, items Items) string {
+// (completed todos, the latest compaction summary, what was resolved or
+// superseded) and the medallion's current state, within MaxSummaryBytes.
+func summary(m *medallion.Medallion, items Items, notes []string) string {
 	var parts []string
 	scope := strings.Join(m.Scope.GraphNodes, ", ")
 	if scope == "" {
 		scope = strings.Join(m.Scope.Tags, ", ")
 	}
 	parts = append(parts, "Scope: "+scope+".")
+	if len(items.Current) > 0 {
+		parts = append(parts, "In progress: "+strings.Join(items.Current, "; ")+".")
+	}
+	parts = append(parts, notes...)
 	if len(items.Progress) > 0 {
 		parts = append(parts, "Recently completed: "+strings.Join(items.Progress, "; ")+".")
 	}
-	if len(items.Current) > 0 {
-		parts = append(parts, "In progress: "+strings.Join(items.Current, "; ")+".")
+	if items.Compaction != "" {
+		parts = append(parts, "Progress so far: "+items.Compaction)
 	}
 	var active []string
 	for _, s := range m.Summary.Subsystems {

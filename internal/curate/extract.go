@@ -78,6 +78,11 @@ type Items struct {
 	Current     []string    `json:"current"`
 	Subsystems  []Subsystem `json:"subsystems"`
 	EntryPoints []string    `json:"entry_points"`
+	// EntryEvidence[i] is the evidence of EntryPoints[i].
+	EntryEvidence []Evidence `json:"entry_evidence"`
+	// Compaction is the gist of the episode's latest compaction summary
+	// (the agent's own account of the work so far), for summary.high_level.
+	Compaction string `json:"compaction,omitempty"`
 	// MinTime and MaxTime bound the episode's event times; zero when no
 	// event has a time.
 	MinTime time.Time `json:"min_time,omitzero"`
@@ -88,7 +93,7 @@ type Items struct {
 func (it *Items) Empty() bool {
 	return len(it.AvoidRepeating) == 0 && len(it.Invariants) == 0 && len(it.Decisions) == 0 &&
 		len(it.OpenQuestions) == 0 && len(it.Closed) == 0 && len(it.Progress) == 0 &&
-		len(it.Subsystems) == 0 && len(it.EntryPoints) == 0
+		len(it.Subsystems) == 0 && len(it.EntryPoints) == 0 && it.Compaction == ""
 }
 
 // Confidences of user statements, by strength.
@@ -130,6 +135,7 @@ func Extract(ep checkpoint.Episode) Items {
 	x.todos(&it)
 	x.plans(&it)
 	x.files(&it)
+	x.compaction(&it)
 	it.AvoidRepeating = dedupTexts(it.AvoidRepeating)
 	it.Invariants = dedupTexts(it.Invariants)
 	it.Decisions = dedupBy(it.Decisions, func(d Decision) string { return d.Statement })
@@ -601,6 +607,7 @@ func (x *extractor) files(it *Items) {
 	dirs := map[string]*dir{}
 	var dirOrder []string
 	uses := map[string]int{}
+	fileIDs := map[string][]string{}
 	var fileOrder []string
 	for i := range x.ep.Events {
 		e := &x.ep.Events[i].Event
@@ -614,6 +621,9 @@ func (x *extractor) files(it *Items) {
 				fileOrder = append(fileOrder, r)
 			}
 			uses[r]++
+			if ids := fileIDs[r]; len(ids) < maxEventIDs && (len(ids) == 0 || ids[len(ids)-1] != e.ID) {
+				fileIDs[r] = append(ids, e.ID)
+			}
 			name := filepath.Dir(r)
 			if name == "." {
 				// Files at the root of the working directory belong to no
@@ -661,4 +671,40 @@ func (x *extractor) files(it *Items) {
 		ranked = ranked[:maxEntry]
 	}
 	it.EntryPoints = ranked
+	for _, p := range ranked {
+		it.EntryEvidence = append(it.EntryEvidence, x.evidence(fileIDs[p]...))
+	}
+}
+
+// maxCompaction bounds the compaction gist in the summary.
+const maxCompaction = 480
+
+// compaction keeps the gist of the latest compaction summary: the agent's
+// account of the work so far, which the summary reports as progress.
+// Claude Code's summaries open with a fixed preamble and an "Analysis:"
+// section before "Summary:"; only what follows "Summary:" is kept.
+func (x *extractor) compaction(it *Items) {
+	for i := len(x.ep.Events) - 1; i >= 0; i-- {
+		e := &x.ep.Events[i].Event
+		if e.Kind != transcript.KindCompactionSummary {
+			continue
+		}
+		text := e.Text
+		if j := strings.Index(text, "Summary:"); j >= 0 {
+			text = text[j+len("Summary:"):]
+		}
+		var kept []string
+		for _, s := range sentences(text) {
+			l := strings.ToLower(s)
+			if strings.HasPrefix(l, "this session is being continued") || strings.HasPrefix(l, "the conversation is summarized") ||
+				strings.HasPrefix(l, "context compacted") {
+				continue
+			}
+			kept = append(kept, s)
+		}
+		if g := strings.Join(strings.Fields(strings.Join(kept, " ")), " "); g != "" {
+			it.Compaction = clip(g, maxCompaction)
+		}
+		return
+	}
 }

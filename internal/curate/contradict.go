@@ -1,0 +1,116 @@
+package curate
+
+import (
+	"strings"
+	"unicode"
+)
+
+// Update semantics (seed 000 §8): a new decision or invariant that negates
+// or replaces an old one on the same subject supersedes it. Two rules, both
+// about the words, not the sessions:
+//
+//   - opposite polarity, same subject: "use the cache" vs "never use the
+//     cache" (content words nearly the same, one side negated);
+//   - replacement: "use X instead of Y" (or "X rather than Y", "X, not Y")
+//     supersedes an affirmative old statement about Y that does not
+//     mention X.
+
+// negations make a statement negative.
+var negations = map[string]bool{
+	"don't": true, "dont": true, "not": true, "never": true, "no": true, "stop": true, "avoid": true,
+	"shouldn't": true, "mustn't": true, "can't": true, "cannot": true, "won't": true, "doesn't": true,
+	"isn't": true, "aren't": true, "without": true, "nor": true,
+}
+
+// cueWords carry the statement's force, not its subject.
+var cueWords = map[string]bool{
+	"a": true, "an": true, "the": true, "to": true, "of": true, "in": true, "on": true, "for": true,
+	"and": true, "or": true, "it": true, "is": true, "be": true, "we": true, "you": true, "i": true,
+	"please": true, "always": true, "use": true, "using": true, "should": true, "must": true, "do": true,
+	"let's": true, "lets": true, "prefer": true, "instead": true, "rather": true, "than": true,
+	"approved": true, "plan": true, "any": true, "more": true, "anymore": true, "longer": true,
+}
+
+// words lower-cases s into words of letters, digits and apostrophes
+// (so "don't" stays one word); curly apostrophes count as straight ones.
+func words(s string) []string {
+	s = strings.ReplaceAll(strings.ToLower(s), "\u2019", "'")
+	return strings.FieldsFunc(s, func(r rune) bool {
+		return !(unicode.IsLetter(r) || unicode.IsDigit(r) || r == '\'' || r == '_' || r == '.' || r == '/' || r == '-')
+	})
+}
+
+func clean(w string) string { return strings.Trim(w, "'.-/") }
+
+// negative reports whether a statement is negated.
+func negative(s string) bool {
+	ws := words(s)
+	for i, w := range ws {
+		w = clean(w)
+		if negations[w] {
+			return true
+		}
+		if w == "do" && i+1 < len(ws) && clean(ws[i+1]) == "not" {
+			return true
+		}
+	}
+	return false
+}
+
+// content returns a statement's subject words: everything but negations
+// and cue words.
+func content(s string) map[string]bool {
+	out := map[string]bool{}
+	for _, w := range words(s) {
+		w = clean(w)
+		if w == "" || negations[w] || cueWords[w] {
+			continue
+		}
+		out[w] = true
+	}
+	return out
+}
+
+func overlap(a, b map[string]bool) int {
+	n := 0
+	for w := range a {
+		if b[w] {
+			n++
+		}
+	}
+	return n
+}
+
+// replacement splits "X instead of Y", "X rather than Y" and "X, not Y".
+func replacement(s string) (x, y string, ok bool) {
+	l := strings.ToLower(s)
+	for _, sep := range []string{" instead of ", " rather than ", ", not "} {
+		if i := strings.Index(l, sep); i > 0 {
+			return s[:i], s[i+len(sep):], true
+		}
+	}
+	return "", "", false
+}
+
+// contradictThreshold is the Jaccard similarity of subject words above
+// which statements of opposite polarity are about the same thing.
+const contradictThreshold = 0.6
+
+// contradicts reports whether newer negates or replaces older.
+func contradicts(older, newer string) bool {
+	if x, y, ok := replacement(newer); ok {
+		cy, cx, co := content(y), content(x), content(older)
+		if len(cy) > 0 && !negative(older) && overlap(co, cy)*2 >= len(cy) && overlap(co, cx) == 0 {
+			return true
+		}
+	}
+	if negative(older) == negative(newer) {
+		return false
+	}
+	co, cn := content(older), content(newer)
+	if len(co) == 0 || len(cn) == 0 {
+		return false
+	}
+	inter := overlap(co, cn)
+	return float64(inter)/float64(len(co)+len(cn)-inter) >= contradictThreshold
+}
