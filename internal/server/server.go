@@ -71,6 +71,10 @@ type Config struct {
 	// Ingest reports the ingestion figures for GET /v1/status; nil leaves
 	// Status.Ingest out.
 	Ingest func() *api.IngestStatus
+	// ScopeForCWD resolves a working directory to the graph nodes of its
+	// scope for GET /v1/load?cwd=; nil answers such loads with 400 "this
+	// daemon cannot resolve --cwd".
+	ScopeForCWD func(cwd string) []string
 }
 
 // Server is the local API server.
@@ -118,6 +122,7 @@ func (s *Server) routes() *http.ServeMux {
 	mux.Handle("GET /v1/medallions/{id}/history", s.endpoint(s.history))
 	mux.Handle("GET /v1/sessions", s.endpoint(s.sessions))
 	mux.Handle("GET /v1/sessions/{id...}", s.endpoint(s.session))
+	mux.Handle("GET /v1/load", s.endpoint(s.load))
 	mux.Handle("POST /v1/checkpoint", extendWrite(checkpointWriteTimeout, s.endpoint(s.checkpoint)))
 	return mux
 }
