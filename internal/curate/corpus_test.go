@@ -1,0 +1,169 @@
+package curate
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/medallionhq/medallion/internal/checkpoint"
+	"github.com/medallionhq/medallion/internal/episode"
+	"github.com/medallionhq/medallion/internal/medallion"
+	"github.com/medallionhq/medallion/internal/render"
+	"github.com/medallionhq/medallion/internal/transcript"
+)
+
+// corpusDir is the shared corpus of real sessions, next to the checkout.
+var corpusDir = filepath.Join("..", "..", "..", "shared", "corpus")
+
+// The daemon's default checkpoint triggers (config.DefaultCheckpoint): a
+// checkpoint every 10 buffered events, then one when the session idles.
+const (
+	simEveryEvents = 10
+	simMinEvents   = 5
+)
+
+// simulation is what the checkpoint simulation of one transcript gave.
+type simulation struct {
+	events      int
+	checkpoints int
+	items       map[string]int // extracted items by kind, over all checkpoints
+	medallions  []*medallion.Medallion
+}
+
+// parseFile parses a transcript into events, in file order.
+func parseFile(t testing.TB, format transcript.Format, path string) []transcript.Event {
+	t.Helper()
+	p, err := transcript.New(format, transcript.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	sc.Buffer(nil, 64<<20)
+	var events []transcript.Event
+	var off int64
+	for sc.Scan() {
+		events = append(events, p.ParseLine(sc.Bytes(), transcript.Position{File: filepath.Base(path), Path: path, Offset: off})...)
+		off += int64(len(sc.Bytes())) + 1
+	}
+	if err := sc.Err(); err != nil {
+		t.Fatalf("read %s: %v", path, err)
+	}
+	return events
+}
+
+// simulate runs a transcript's events through checkpoints as the daemon
+// would: per session, one episode each time simEveryEvents events are
+// buffered, then a final idle checkpoint of the rest; each episode is
+// Extracted and Applied to the session scope's medallion in memory.
+func simulate(t testing.TB, format transcript.Format, path string) simulation {
+	t.Helper()
+	events := parseFile(t, format, path)
+	sim := simulation{events: len(events), items: map[string]int{}}
+	buffers := map[string][]episode.BufferedEvent{}
+	var order []string
+	meds := map[string]*medallion.Medallion{}
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	flush := func(sid string) {
+		buf := buffers[sid]
+		buffers[sid] = nil
+		if len(buf) == 0 {
+			return
+		}
+		scope := []string{"repo:" + filepath.Base(path)}
+		ep := checkpoint.Episode{SessionID: sid, Scope: scope, Agent: string(format), Events: buf, Context: episode.Derive(buf)}
+		items := Extract(ep)
+		sim.checkpoints++
+		for k, n := range countItems(items) {
+			sim.items[k] += n
+		}
+		if items.Empty() {
+			return
+		}
+		now = now.Add(time.Minute)
+		m := Apply(meds[sid], scope, items, now)
+		m.Meta.Version++ // as the store would
+		if err := m.Validate(); err != nil {
+			t.Errorf("%s: checkpoint %d: invalid medallion: %v", filepath.Base(path), sim.checkpoints, err)
+		}
+		meds[sid] = m
+	}
+	for i, e := range events {
+		sid := e.SessionID
+		if _, ok := buffers[sid]; !ok {
+			order = append(order, sid)
+		}
+		buffers[sid] = append(buffers[sid], episode.BufferedEvent{Seq: uint64(i + 1), Event: e})
+		if len(buffers[sid]) >= simEveryEvents && len(buffers[sid]) >= simMinEvents {
+			flush(sid)
+		}
+	}
+	for _, sid := range order {
+		flush(sid) // the idle checkpoint
+		if m := meds[sid]; m != nil {
+			sim.medallions = append(sim.medallions, m)
+		}
+	}
+	return sim
+}
+
+func countItems(it Items) map[string]int {
+	return map[string]int{
+		"avoid_repeating": len(it.AvoidRepeating), "invariants": len(it.Invariants), "decisions": len(it.Decisions),
+		"open_questions": len(it.OpenQuestions), "closed": len(it.Closed), "subsystems": len(it.Subsystems),
+	}
+}
+
+// corpusFiles lists the Claude Code and Codex session files of the corpus.
+func corpusFiles(t testing.TB) map[transcript.Format][]string {
+	t.Helper()
+	if _, err := os.Stat(corpusDir); err != nil {
+		t.Skipf("no corpus at %s", corpusDir)
+	}
+	out := map[transcript.Format][]string{}
+	for _, f := range []transcript.Format{transcript.FormatClaudeCode, transcript.FormatCodex} {
+		files, err := filepath.Glob(filepath.Join(corpusDir, string(f), "*.jsonl"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		out[f] = files
+	}
+	return out
+}
+
+// TestCorpus: every Claude Code and Codex session of the shared corpus
+// yields valid medallions at every checkpoint; per session it logs the
+// events in, the items out by kind, and the tokens of the rendered load
+// against those of the raw transcript.
+func TestCorpus(t *testing.T) {
+	files := corpusFiles(t)
+	for _, format := range []transcript.Format{transcript.FormatClaudeCode, transcript.FormatCodex} {
+		for _, path := range files[format] {
+			t.Run(string(format)+"/"+filepath.Base(path), func(t *testing.T) {
+				sim := simulate(t, format, path)
+				raw, err := os.ReadFile(path)
+				if err != nil {
+					t.Fatal(err)
+				}
+				load := render.Load(sim.medallions, render.Options{Budget: render.DefaultBudget})
+				if load.Tokens > render.DefaultBudget {
+					t.Errorf("load of %d tokens over the budget %d", load.Tokens, render.DefaultBudget)
+				}
+				var kinds []string
+				for _, k := range []string{"invariants", "decisions", "avoid_repeating", "open_questions", "closed", "subsystems"} {
+					kinds = append(kinds, fmt.Sprintf("%s=%d", k, sim.items[k]))
+				}
+				t.Logf("events %d, checkpoints %d, medallions %d, items %s; load %d tokens vs raw %d tokens",
+					sim.events, sim.checkpoints, len(sim.medallions), strings.Join(kinds, " "), load.Tokens, render.Tokens(string(raw)))
+			})
+		}
+	}
+}
