@@ -101,7 +101,9 @@ func renderDiff(w io.Writer, ch *history.Changes) error {
 			continue
 		}
 		from, to := f.From, f.To
-		if f.Field == "updated_at" {
+		// Seconds are enough to read, unless two checkpoints in the same
+		// second would then look alike.
+		if f.Field == "updated_at" && when(from) != when(to) {
 			from, to = when(from), when(to)
 		}
 		p.linef("  %s: %s → %s", f.Field, cell(from), cell(to))
