@@ -27,8 +27,11 @@ cleanup() {
 	fi
 	rm -rf "$work"
 }
+# Every way out runs cleanup, including a closed stdout (demo.sh | head).
 trap cleanup EXIT
+trap 'exit 129' HUP
 trap 'exit 130' INT
+trap 'exit 141' PIPE
 trap 'exit 143' TERM
 
 fail() {
@@ -134,7 +137,7 @@ first=$(sed -n 's/^ *"version": \([0-9]*\).*/\1/p' "$work/list.json" | head -n 1
 [ -n "$id" ] && [ -n "$first" ] || fail "the checkpoint stored no medallion for repo:muse"
 
 echo "== what the next session in $repo starts with"
-ctl load --cwd "$repo"
+ctl load --node repo:muse
 
 echo "== the session goes on: the regression test, a go vet error fixed, a new rule"
 replay "$here/demo/session-2.jsonl"
@@ -143,5 +146,5 @@ ctl checkpoint --session "$session"
 echo "== how the medallion evolved"
 ctl history "$id"
 ctl diff "$id" --from "$first"
-ctl load --cwd "$repo"
+ctl load --node repo:muse
 echo "== done; the daemon is stopped and $work removed on exit"
