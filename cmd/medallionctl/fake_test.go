@@ -171,6 +171,7 @@ func (f *fakeDaemon) handler() http.Handler {
 		}
 		f.reply(w, http.StatusOK, h)
 	})
+	mux.HandleFunc("GET /v1/load", f.load) // load_test.go
 	mux.HandleFunc("POST /v1/medallions", func(w http.ResponseWriter, r *http.Request) { f.write(w, r, "") })
 	mux.HandleFunc("PUT /v1/medallions/{id}", func(w http.ResponseWriter, r *http.Request) { f.write(w, r, r.PathValue("id")) })
 	f.sessionRoutes(mux)

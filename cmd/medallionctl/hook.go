@@ -1,0 +1,124 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"path/filepath"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/medallionhq/medallion/internal/api"
+)
+
+// hookTimeout bounds the whole daemon round trip of a hook. Claude Code
+// waits for SessionStart hooks before the session starts, so a daemon that
+// is down or stuck must cost the user well under a second, never more.
+const hookTimeout = 700 * time.Millisecond
+
+// maxHookInput caps what the hook reads from stdin; the SessionStart JSON
+// is a few hundred bytes.
+const maxHookInput = 1 << 20
+
+// sessionStartInput is the part of Claude Code's SessionStart hook input the
+// hook uses (it also sends transcript_path and hook_event_name).
+type sessionStartInput struct {
+	SessionID string `json:"session_id"`
+	CWD       string `json:"cwd"`
+	Source    string `json:"source"` // startup, resume, clear or compact
+}
+
+// hookOutput is Claude Code's hook response that adds context to the
+// session: {"hookSpecificOutput":{"hookEventName":"SessionStart",
+// "additionalContext":"..."}}.
+type hookOutput struct {
+	HookSpecificOutput struct {
+		HookEventName     string `json:"hookEventName"`
+		AdditionalContext string `json:"additionalContext"`
+	} `json:"hookSpecificOutput"`
+}
+
+func (a *app) hookCommand() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "hook claude-code",
+		Short: "Run as an agent's session-start hook (installed by integrate)",
+		Long: `Hook is what an agent runs when a session starts; "medallionctl integrate
+claude-code" installs it. For claude-code it reads Claude Code's SessionStart
+hook JSON on stdin, loads the save file of the session's working directory
+from medalliond and prints the hook response that adds it to the session's
+context.
+
+It never stands in the agent's way: when the daemon is down, slow (it gives
+up after 700 ms) or has no medallion for the directory, it prints nothing and
+exits 0. --verbose says why on stderr.`,
+		Example: `  echo '{"session_id":"s1","cwd":"/src/muse","source":"startup"}' | medallionctl hook claude-code`,
+		Args:    exactArgs("AGENT"),
+	}
+	var verbose bool
+	var budget int
+	cmd.Flags().BoolVarP(&verbose, "verbose", "v", false, "explain on stderr why nothing was printed")
+	cmd.Flags().IntVar(&budget, "budget", 1500, "token `budget` of the added context")
+	cmd.RunE = func(cmd *cobra.Command, args []string) error {
+		if args[0] != "claude-code" {
+			return usageErrorf("unknown agent %q: the supported one is claude-code", args[0])
+		}
+		note := func(format string, v ...any) {
+			if verbose {
+				fmt.Fprintf(a.stderr, "medallionctl hook: "+format+"\n", v...)
+			}
+		}
+		ctx, cancel := context.WithTimeout(cmd.Context(), hookTimeout)
+		defer cancel()
+		text, err := a.hookContext(ctx, budget)
+		if err != nil {
+			// Whatever failed, the session must start as if we were not
+			// there: exit 0, nothing on stdout.
+			note("%v", err)
+			return nil
+		}
+		if text == "" {
+			note("no medallion for this directory yet")
+			return nil
+		}
+		var out hookOutput
+		out.HookSpecificOutput.HookEventName = "SessionStart"
+		out.HookSpecificOutput.AdditionalContext = text
+		b, err := json.Marshal(out)
+		if err != nil {
+			note("encode hook output: %v", err)
+			return nil
+		}
+		_, _ = a.stdout.Write(append(b, '\n'))
+		return nil
+	}
+	return cmd
+}
+
+// hookContext reads the hook input and returns the save file for its cwd,
+// or "" when no medallion exists for it.
+func (a *app) hookContext(ctx context.Context, budget int) (string, error) {
+	b, err := io.ReadAll(io.LimitReader(a.stdin, maxHookInput))
+	if err != nil {
+		return "", fmt.Errorf("read hook input: %w", err)
+	}
+	var in sessionStartInput
+	if err := json.Unmarshal(b, &in); err != nil {
+		return "", fmt.Errorf("decode hook input: %w", err)
+	}
+	if in.CWD == "" || !filepath.IsAbs(in.CWD) {
+		return "", fmt.Errorf("hook input has no absolute cwd (got %q)", in.CWD)
+	}
+	c := a.client()
+	c.Timeout = hookTimeout
+	c.OnVersionMismatch = nil // stderr stays quiet unless --verbose
+	resp, err := c.Load(ctx, api.LoadRequest{CWD: in.CWD, Budget: budget})
+	if err != nil {
+		return "", fmt.Errorf("load %s: %w", in.CWD, err)
+	}
+	if len(resp.Medallions) == 0 {
+		return "", nil
+	}
+	return resp.Text, nil
+}

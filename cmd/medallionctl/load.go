@@ -1,0 +1,84 @@
+package main
+
+import (
+	"fmt"
+	"path/filepath"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/medallionhq/medallion/internal/api"
+)
+
+func (a *app) loadCommand() *cobra.Command {
+	var req api.LoadRequest
+	cmd := &cobra.Command{
+		Use:   "load (--node N | --tag T)... | --cwd DIR",
+		Short: "Print the save file a new agent session should start with",
+		Long: `Load prints the current canonical state of a scope, for a coding agent to
+read at the start of a session: a short preamble telling it to treat the
+content as true unless the user says otherwise, then the latest active
+medallions of the scope, most important items first (rules, known fixes,
+high-priority open questions, decisions, the rest of the open questions,
+summary, subsystems, entry points), cut to fit --budget tokens. What was left
+out is named with the command that shows it.
+
+Name the scope with --node/--tag, or with --cwd, a directory the daemon
+resolves to its scope (the repo it belongs to). --format json renders the
+same selection as a JSON object; -o json prints the whole API response
+(text, tokens, the medallions used and what was cut).`,
+		Example: `  medallionctl load --node repo:muse
+  medallionctl load --cwd . --budget 800
+  medallionctl load --tag project_state --limit 5 --format json`,
+		Args: exactArgs(),
+	}
+	out := addOutputFlag(cmd)
+	cmd.Flags().StringArrayVar(&req.Nodes, "node", nil, "graph `node` of the scope (repeatable), e.g. repo:muse")
+	cmd.Flags().StringArrayVar(&req.Tags, "tag", nil, "scope `tag` (repeatable)")
+	cmd.Flags().StringVar(&req.CWD, "cwd", "", "`directory` whose scope to load, instead of --node/--tag")
+	cmd.Flags().IntVar(&req.Limit, "limit", api.DefaultLoadLimit, "render at most `N` medallions")
+	cmd.Flags().IntVar(&req.Budget, "budget", 1500, "token `budget` of the rendered text")
+	cmd.Flags().StringVar(&req.Format, "format", "markdown", "`format` of the text: markdown or json")
+	cmd.MarkFlagDirname("cwd")
+	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
+		switch {
+		case req.CWD != "" && len(req.Nodes)+len(req.Tags) > 0:
+			return usageErrorf("give either --cwd or --node/--tag, not both")
+		case req.CWD == "" && len(req.Nodes)+len(req.Tags) == 0:
+			return usageErrorf("load needs a scope: --node N, --tag T or --cwd DIR")
+		case req.Limit < 1:
+			return usageErrorf("--limit must be at least 1 (got %d)", req.Limit)
+		case req.Budget < 1:
+			return usageErrorf("--budget must be at least 1 token (got %d)", req.Budget)
+		}
+		if f := strings.ToLower(req.Format); f != "markdown" && f != "json" {
+			return usageErrorf("--format must be markdown or json, not %q", req.Format)
+		} else {
+			req.Format = f
+		}
+		if req.CWD != "" {
+			// The daemon runs elsewhere: "." must mean this shell's directory.
+			abs, err := filepath.Abs(req.CWD)
+			if err != nil {
+				return fmt.Errorf("resolve --cwd %s: %w", req.CWD, err)
+			}
+			req.CWD = abs
+		}
+		resp, err := a.client().Load(cmd.Context(), req)
+		if err != nil {
+			return err
+		}
+		if *out == outputJSON {
+			return writeJSON(a.stdout, resp)
+		}
+		// Medallion text comes from agents' transcripts: a stray escape
+		// sequence must not drive the terminal.
+		text := sanitize(resp.Text, true)
+		if !strings.HasSuffix(text, "\n") {
+			text += "\n"
+		}
+		_, err = fmt.Fprint(a.stdout, text)
+		return err
+	}
+	return cmd
+}
