@@ -78,21 +78,35 @@ func (f *fakeDaemon) sessionRoutes(mux *http.ServeMux) {
 			return
 		}
 		resp := &api.CheckpointResponse{Checkpoints: []api.CheckpointResult{}}
+		if req.Evidence != nil {
+			// Evidence for a scope: curated into that scope's medallion, as
+			// the daemon does.
+			resp.Checkpoints = append(resp.Checkpoints, api.CheckpointResult{
+				SessionID: "evidence-5d41402abc4b2a76", Scope: req.Nodes, Trigger: "evidence",
+				Events: len(req.Evidence.Transcripts) + len(req.Evidence.Artefacts), MedallionID: "med-" + strings.ReplaceAll(req.Nodes[0], ":", "-"),
+				Version: 1, Items: map[string]int{"invariants": 1, "open_questions": 1},
+			})
+			f.replyLocked(w, http.StatusOK, resp)
+			return
+		}
 		for i := range f.sessions {
 			s := &f.sessions[i]
 			if (req.SessionID != "" && s.ID != req.SessionID) || s.Buffered == 0 {
 				continue
 			}
 			res := api.CheckpointResult{SessionID: s.ID, Scope: s.Scope, Trigger: "manual", Events: int(s.Buffered)}
-			if msg := f.checkpointErrs[s.ID]; msg != "" {
+			switch msg := f.checkpointErrs[s.ID]; {
+			case msg != "":
 				res.Error = msg
-			} else {
+			case len(s.Scope) == 0:
+				// As the daemon: kept until the session has a scope.
+				res.Skipped = "no scope: session has no working directory"
+			default:
 				s.Buffered, s.Checkpoints = 0, s.Checkpoints+1
 				delete(f.episodes, s.ID)
-				if len(s.Scope) > 0 {
-					res.MedallionID = strings.ReplaceAll(s.Scope[0], ":", "-") + "-project-state"
-					res.Version = int(s.Checkpoints)
-				}
+				res.MedallionID = strings.ReplaceAll(s.Scope[0], ":", "-") + "-project-state"
+				res.Version = int(s.Checkpoints)
+				res.Items = map[string]int{"avoid_repeating": 1, "invariants": 2}
 			}
 			resp.Checkpoints = append(resp.Checkpoints, res)
 		}

@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -337,22 +338,23 @@ func TestCheckpoint(t *testing.T) {
 		wantStdout string
 		wantStderr string
 		wantReq    api.CheckpointRequest
+		stdin      string
 		// wantBuffered is each session's buffer after the command.
 		wantBuffered map[string]int64
 	}{
 		{
 			name: "every session",
 			args: []string{"checkpoint", "--note", "parser fixed; streaming next"},
-			wantStdout: "checkpoint " + museSession + " → repo:muse: 18 events (medallion repo-muse-project-state version 2)\n" +
-				"checkpoint " + museSubagent + " → repo:muse: 6 events (medallion repo-muse-project-state version 1)\n" +
-				"checkpoint " + aiderSession + " → -: 3 events\n",
+			wantStdout: "checkpoint " + museSession + " → repo:muse: 18 events → medallion repo-muse-project-state version 2 (1 avoid_repeating, 2 invariants)\n" +
+				"checkpoint " + museSubagent + " → repo:muse: 6 events → medallion repo-muse-project-state version 1 (1 avoid_repeating, 2 invariants)\n" +
+				"checkpoint " + aiderSession + " → -: skipped, 3 events kept: no scope: session has no working directory\n",
 			wantReq:      api.CheckpointRequest{Note: "parser fixed; streaming next"},
-			wantBuffered: map[string]int64{museSession: 0, museSubagent: 0, siteSession: 0, aiderSession: 0},
+			wantBuffered: map[string]int64{museSession: 0, museSubagent: 0, siteSession: 0, aiderSession: 3},
 		},
 		{
 			name:         "one session",
 			args:         []string{"checkpoint", "--session", museSubagent},
-			wantStdout:   "checkpoint " + museSubagent + " → repo:muse: 6 events (medallion repo-muse-project-state version 1)\n",
+			wantStdout:   "checkpoint " + museSubagent + " → repo:muse: 6 events → medallion repo-muse-project-state version 1 (1 avoid_repeating, 2 invariants)\n",
 			wantReq:      api.CheckpointRequest{SessionID: museSubagent},
 			wantBuffered: map[string]int64{museSession: 18, museSubagent: 0, siteSession: 0, aiderSession: 3},
 		},
@@ -362,16 +364,26 @@ func TestCheckpoint(t *testing.T) {
 			errs:     map[string]string{museSession: "curator: store medallion: disk full"},
 			wantCode: 1,
 			wantStdout: "checkpoint " + museSession + " → repo:muse: failed: curator: store medallion: disk full\n" +
-				"checkpoint " + museSubagent + " → repo:muse: 6 events (medallion repo-muse-project-state version 1)\n" +
-				"checkpoint " + aiderSession + " → -: 3 events\n",
+				"checkpoint " + museSubagent + " → repo:muse: 6 events → medallion repo-muse-project-state version 1 (1 avoid_repeating, 2 invariants)\n" +
+				"checkpoint " + aiderSession + " → -: skipped, 3 events kept: no scope: session has no working directory\n",
 			wantStderr:   "medallionctl: 1 of 3 checkpoints failed\n",
-			wantBuffered: map[string]int64{museSession: 18, museSubagent: 0, siteSession: 0, aiderSession: 0},
+			wantBuffered: map[string]int64{museSession: 18, museSubagent: 0, siteSession: 0, aiderSession: 3},
 		},
 		{
 			name:         "nothing buffered",
 			args:         []string{"checkpoint", "--session", siteSession},
 			wantStderr:   "nothing to checkpoint: session " + siteSession + " has no buffered events\n",
 			wantReq:      api.CheckpointRequest{SessionID: siteSession},
+			wantBuffered: map[string]int64{museSession: 18, museSubagent: 6, siteSession: 0, aiderSession: 3},
+		},
+		{
+			name:       "evidence for a scope",
+			args:       []string{"checkpoint", "--node", "repo:demo", "--tag", "seed", "--evidence", "-", "--note", "n"},
+			stdin:      `{"session_summary": "Parser rewritten.", "transcripts": ["user: never vendor deps\nassistant: ok"], "artefacts": {"pr": "#12"}}`,
+			wantStdout: "checkpoint evidence-5d41402abc4b2a76 → repo:demo: 2 events → medallion med-repo-demo version 1 (1 invariants, 1 open_questions)\n",
+			wantReq: api.CheckpointRequest{Nodes: []string{"repo:demo"}, Tags: []string{"seed"}, Note: "n", Evidence: &api.Evidence{
+				SessionSummary: "Parser rewritten.", Transcripts: []string{"user: never vendor deps\nassistant: ok"}, Artefacts: map[string]string{"pr": "#12"},
+			}},
 			wantBuffered: map[string]int64{museSession: 18, museSubagent: 6, siteSession: 0, aiderSession: 3},
 		},
 		{
@@ -387,14 +399,14 @@ func TestCheckpoint(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			f, sock := ingested(t)
 			f.configure(func(f *fakeDaemon) { f.checkpointErrs = tt.errs })
-			r := ctl(t, "", append([]string{sock}, tt.args...)...)
+			r := ctl(t, tt.stdin, append([]string{sock}, tt.args...)...)
 			if r.code != tt.wantCode || r.stdout != tt.wantStdout || r.stderr != tt.wantStderr {
 				t.Errorf("exit %d\nstdout:\n%s\nstderr:\n%s\nwant exit %d\nstdout:\n%s\nstderr:\n%s",
 					r.code, r.stdout, r.stderr, tt.wantCode, tt.wantStdout, tt.wantStderr)
 			}
 			f.mu.Lock()
 			defer f.mu.Unlock()
-			if len(f.checkpointReqs) != 1 || f.checkpointReqs[0] != tt.wantReq {
+			if len(f.checkpointReqs) != 1 || !reflect.DeepEqual(f.checkpointReqs[0], tt.wantReq) {
 				t.Errorf("checkpoint requests = %+v, want one %+v", f.checkpointReqs, tt.wantReq)
 			}
 			for _, s := range f.sessions {
@@ -409,7 +421,7 @@ func TestCheckpoint(t *testing.T) {
 func TestCheckpointJSON(t *testing.T) {
 	f, sock := ingested(t)
 	f.configure(func(f *fakeDaemon) {
-		f.checkpointErrs = map[string]string{aiderSession: "no scope: give the session a cwd"}
+		f.checkpointErrs = map[string]string{museSubagent: "curate: store medallion: disk full"}
 	})
 	r := ctl(t, "", sock, "checkpoint", "-o", "json")
 	if r.code != 1 || r.stderr != "medallionctl: 1 of 3 checkpoints failed\n" {
@@ -530,5 +542,42 @@ func TestSessionsOrder(t *testing.T) {
 	}
 	if want := []string{"SESSION", "newest", "no-times"}; !reflect.DeepEqual(ids, want) {
 		t.Errorf("rows %q, want %q:\n%s", ids, want, out)
+	}
+}
+
+// TestCheckpointEvidenceErrors: the evidence flags are checked before
+// anything is sent, and a bad evidence file names its problem.
+func TestCheckpointEvidenceErrors(t *testing.T) {
+	f, sock := ingested(t)
+	dir := t.TempDir()
+	tests := []struct {
+		name     string
+		args     []string
+		stdin    string
+		wantCode int
+		want     string // in stderr
+	}{
+		{"node without evidence", []string{"--node", "repo:x"}, "", 2, "--node and --tag go with --evidence"},
+		{"evidence without node", []string{"--evidence", "-"}, "{}", 2, "--evidence needs --node"},
+		{"evidence and session", []string{"--session", museSession, "--node", "repo:x", "--evidence", "-"}, "{}", 2, "exclude each other"},
+		{"blank node", []string{"--node", " ", "--evidence", "-"}, "{}", 2, "--node needs a graph node"},
+		{"no file", []string{"--node", "repo:x", "--evidence", filepath.Join(dir, "missing.json")}, "", 1, "read evidence: open"},
+		{"not JSON", []string{"--node", "repo:x", "--evidence", "-"}, "user: hi", 1, "evidence stdin: invalid character"},
+		{"wrong type", []string{"--node", "repo:x", "--evidence", "-"}, `{"transcripts": "user: hi"}`, 1,
+			"evidence stdin: field transcripts: want a JSON array, got a string"},
+		{"unknown field", []string{"--node", "repo:x", "--evidence", "-"}, `{"summary": "s"}`, 1, `unknown field "summary"`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := ctl(t, tt.stdin, append([]string{sock, "checkpoint"}, tt.args...)...)
+			if r.code != tt.wantCode || !strings.Contains(r.stderr, tt.want) || r.stdout != "" {
+				t.Errorf("exit %d, stdout %q, stderr %q; want exit %d and %q", r.code, r.stdout, r.stderr, tt.wantCode, tt.want)
+			}
+		})
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if len(f.checkpointReqs) != 0 {
+		t.Errorf("bad command lines reached the daemon: %+v", f.checkpointReqs)
 	}
 }

@@ -101,10 +101,32 @@ type SessionResponse struct {
 }
 
 // CheckpointRequest asks for a manual checkpoint: of one session, or of every
-// session with buffered events when SessionID is empty.
+// session with buffered events when SessionID and Nodes are empty, or of
+// explicit evidence for the scope Nodes (seed 002), which a framework that
+// writes no transcript can send. SessionID and Nodes exclude each other.
 type CheckpointRequest struct {
 	SessionID string `json:"session_id,omitempty"`
 	Note      string `json:"note,omitempty"`
+	// Nodes is the graph nodes of the evidence's scope: the checkpoint
+	// updates the active medallion whose graph nodes are exactly these, or
+	// creates it. Required with Evidence.
+	Nodes []string `json:"nodes,omitempty"`
+	// Tags are added to the scope tags of the medallion the evidence goes to.
+	Tags     []string  `json:"tags,omitempty"`
+	Evidence *Evidence `json:"evidence,omitempty"`
+}
+
+// Evidence is seed 002's checkpoint input: what a session produced, in
+// plain text.
+type Evidence struct {
+	// SessionSummary is a summary of the session in prose.
+	SessionSummary string `json:"session_summary,omitempty"`
+	// Transcripts are conversation texts, one turn per line group: a line
+	// starting "user:" or "human:" opens a user turn, "assistant:" or
+	// "agent:" an assistant turn; other lines continue the current turn.
+	Transcripts []string `json:"transcripts,omitempty"`
+	// Artefacts are named results (a file, a URL, a test report).
+	Artefacts map[string]string `json:"artefacts,omitempty"`
 }
 
 // CheckpointResult is one session's checkpoint.
@@ -117,7 +139,14 @@ type CheckpointResult struct {
 	// a medallion.
 	MedallionID string `json:"medallion_id,omitempty"`
 	Version     int    `json:"version,omitempty"`
-	Error       string `json:"error,omitempty"`
+	// Items counts what the curator stored in that version, by kind
+	// ("avoid_repeating", "invariants", "decisions", "open_questions",
+	// "closed", "progress", "subsystems", "entry_points").
+	Items map[string]int `json:"items,omitempty"`
+	// Skipped says why the episode was not curated and stays buffered
+	// (for example "no scope: session has no working directory").
+	Skipped string `json:"skipped,omitempty"`
+	Error   string `json:"error,omitempty"`
 }
 
 // CheckpointResponse answers POST /v1/checkpoint.

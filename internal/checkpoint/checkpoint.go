@@ -13,7 +13,15 @@
 //   - schedule: a cron schedule checkpoints every session with at least
 //     MinEvents buffered;
 //   - manual: Manager.Checkpoint, for one session or every session with
-//     buffered events.
+//     buffered events;
+//   - evidence: Manager.Checkpoint with explicit evidence for a scope
+//     (seed 002), converted to an episode by FromEvidence; nothing is
+//     buffered for it.
+//
+// A session without a scope (it gave no working directory) is not curated:
+// a medallion needs graph nodes. Its buffer is kept, since a later event
+// with a working directory gives the session its scope, and the result
+// says why (SkipNoScope).
 //
 // Checkpoints run one at a time on the manager's own goroutine, so they
 // never block ingestion and never race each other; a request for a session
@@ -21,7 +29,7 @@
 // buffered episode (in parts of at most MaxEpisodeEvents when it is
 // longer), derives its context (episode.Derive) and calls the Curator; only
 // when the curator succeeds is the buffer cleared up to the last event it
-// saw. When the curator fails, the buffer is kept and the
+// saw. Curator calls, evidence ones included, never overlap. When the curator fails, the buffer is kept and the
 // next trigger tries again (every_events then waits for EveryEvents more
 // events, so a failing curator is not called on every batch).
 //
@@ -38,6 +46,7 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -56,7 +65,11 @@ const (
 	TriggerIdle        = "idle"
 	TriggerSchedule    = "schedule"
 	TriggerManual      = "manual"
+	TriggerEvidence    = "evidence"
 )
+
+// SkipNoScope is the Skipped reason of a session without a scope.
+const SkipNoScope = "no scope: session has no working directory"
 
 // Episode is what a checkpoint hands the curator: a session's buffered
 // events and what they say.
@@ -67,6 +80,9 @@ type Episode struct {
 	Agent string
 	// Trigger names what fired the checkpoint.
 	Trigger string
+	// Tags are scope tags the medallion should carry besides the
+	// curator's own (the evidence checkpoint's --tag).
+	Tags []string
 	// Note is the user's note of a manual checkpoint.
 	Note    string
 	Events  []episode.BufferedEvent
@@ -79,6 +95,8 @@ type Result struct {
 	// curated into; empty when the curator stored none.
 	MedallionID string
 	Version     int
+	// Items counts what was stored, by kind (see api.CheckpointResult).
+	Items map[string]int
 }
 
 // Curator turns an episode into medallion content. The buffer is cleared
@@ -120,6 +138,12 @@ type Manager struct {
 	log    hclog.Logger
 	now    func() time.Time
 	cron   *cron.Cron
+
+	// curating serialises curator calls: the queued checkpoints run on one
+	// goroutine, evidence checkpoints on their request's.
+	curating sync.Mutex
+	// skippedNoScope counts checkpoints skipped for want of a scope.
+	skippedNoScope atomic.Int64
 
 	mu       sync.Mutex
 	sessions map[string]*session
@@ -383,6 +407,21 @@ func (m *Manager) run(ctx context.Context, id string, r *request) api.Checkpoint
 		return res
 	}
 	res.Scope = nonNil(info.Scope)
+	if len(res.Scope) == 0 {
+		// Kept, not cleared: the session's next event with a working
+		// directory gives it a scope, and this episode then goes with it.
+		n := m.skippedNoScope.Add(1)
+		m.log.Info("checkpoint skipped", "session", id, "trigger", r.trigger, "reason", SkipNoScope,
+			"buffered", info.Buffered, "skipped_no_scope", n)
+		res.Skipped = SkipNoScope
+		res.Events = int(info.Buffered)
+		m.mu.Lock()
+		if s := m.sessions[id]; s != nil && r.trigger != TriggerManual {
+			s.base = s.buffered
+		}
+		m.mu.Unlock()
+		return res
+	}
 	// A long buffer (a backfill with the automatic triggers off, a curator
 	// that kept failing) goes to the curator in parts of at most
 	// MaxEpisodeEvents, each cleared once curated, so memory stays bounded.
@@ -406,7 +445,7 @@ func (m *Manager) run(ctx context.Context, id string, r *request) api.Checkpoint
 		// Events counts what the curator was given, cleared or not.
 		res.Events += len(events)
 		start := m.now()
-		out, err := m.cur.Curate(ctx, ep)
+		out, err := m.curate(ctx, ep)
 		if err != nil {
 			return fail("curate", err)
 		}
@@ -414,14 +453,60 @@ func (m *Manager) run(ctx context.Context, id string, r *request) api.Checkpoint
 			return fail("clear episode", err)
 		}
 		res.MedallionID, res.Version = out.MedallionID, out.Version
-		m.log.Info("checkpoint done", "session", id, "trigger", r.trigger, "events", len(events),
-			"medallion", out.MedallionID, "version", out.Version, "took", m.now().Sub(start).String())
+		res.Items = addCounts(res.Items, out.Items)
+		m.logDone(id, r.trigger, len(events), out, m.now().Sub(start))
 		m.cleared(id, len(events))
 		if len(events) < MaxEpisodeEvents {
 			return res
 		}
 	}
 }
+
+// curate calls the curator, one call at a time.
+func (m *Manager) curate(ctx context.Context, ep Episode) (Result, error) {
+	m.curating.Lock()
+	defer m.curating.Unlock()
+	return m.cur.Curate(ctx, ep)
+}
+
+// logDone logs what a checkpoint stored: the medallion version and its
+// items by kind, or that the episode held nothing worth storing.
+func (m *Manager) logDone(id, trigger string, events int, out Result, took time.Duration) {
+	if out.MedallionID == "" {
+		m.log.Info("checkpoint done: nothing to store", "session", id, "trigger", trigger, "events", events,
+			"took", took.String())
+		return
+	}
+	kv := []any{"session", id, "trigger", trigger, "events", events, "medallion", out.MedallionID,
+		"version", out.Version}
+	kinds := make([]string, 0, len(out.Items))
+	for k := range out.Items {
+		kinds = append(kinds, k)
+	}
+	slices.Sort(kinds)
+	for _, k := range kinds {
+		kv = append(kv, k, out.Items[k])
+	}
+	m.log.Info("checkpoint stored", append(kv, "took", took.String())...)
+}
+
+// addCounts adds b's counts to a, allocating a when needed.
+func addCounts(a, b map[string]int) map[string]int {
+	if len(b) == 0 {
+		return a
+	}
+	if a == nil {
+		a = make(map[string]int, len(b))
+	}
+	for k, n := range b {
+		a[k] += n
+	}
+	return a
+}
+
+// SkippedNoScope is how many checkpoints were skipped because their
+// session had no scope, since the manager started.
+func (m *Manager) SkippedNoScope() int64 { return m.skippedNoScope.Load() }
 
 // cleared updates the manager's memory of a session after a checkpoint
 // cleared n events.
@@ -459,11 +544,20 @@ func nonNil(s []string) []string {
 	return slices.Clone(s)
 }
 
-// Checkpoint runs a manual checkpoint of one session (req.SessionID) or of
-// every session with buffered events, waiting for the results. An unknown
-// session is an error wrapping store.ErrNotFound; a failed curation is
-// reported in its result, not as an error.
+// Checkpoint runs a manual checkpoint of one session (req.SessionID), of
+// every session with buffered events, or of explicit evidence for the scope
+// req.Nodes, waiting for the results. An unknown session is an error
+// wrapping store.ErrNotFound, an invalid evidence request one wrapping
+// ErrInvalidEvidence; a failed curation is reported in its result, not as
+// an error.
 func (m *Manager) Checkpoint(ctx context.Context, req api.CheckpointRequest) (api.CheckpointResponse, error) {
+	if len(req.Nodes) > 0 || req.Evidence != nil || len(req.Tags) > 0 {
+		res, err := m.evidence(ctx, req)
+		if err != nil {
+			return api.CheckpointResponse{}, err
+		}
+		return api.CheckpointResponse{Checkpoints: []api.CheckpointResult{res}}, nil
+	}
 	var ids []string
 	if req.SessionID != "" {
 		info, err := m.st.Session(ctx, req.SessionID)
@@ -487,6 +581,32 @@ func (m *Manager) Checkpoint(ctx context.Context, req api.CheckpointRequest) (ap
 	}
 	results, err := m.await(ctx, ids, TriggerManual, req.Note, 1)
 	return api.CheckpointResponse{Checkpoints: results}, err
+}
+
+// evidence curates explicit evidence (seed 002) into the medallion of
+// exactly req.Nodes.
+func (m *Manager) evidence(ctx context.Context, req api.CheckpointRequest) (api.CheckpointResult, error) {
+	m.mu.Lock()
+	stopped := m.closed || !m.started
+	m.mu.Unlock()
+	if stopped {
+		return api.CheckpointResult{}, ErrStopping
+	}
+	ep, err := FromEvidence(req, m.now())
+	if err != nil {
+		return api.CheckpointResult{}, err
+	}
+	res := api.CheckpointResult{SessionID: ep.SessionID, Scope: nonNil(ep.Scope), Trigger: TriggerEvidence, Events: len(ep.Events)}
+	start := m.now()
+	out, err := m.curate(ctx, ep)
+	if err != nil {
+		m.log.Error("checkpoint failed", "session", ep.SessionID, "trigger", TriggerEvidence, "step", "curate", "error", err)
+		res.Error = fmt.Sprintf("curate: %v", err)
+		return res, nil
+	}
+	res.MedallionID, res.Version, res.Items = out.MedallionID, out.Version, out.Items
+	m.logDone(ep.SessionID, TriggerEvidence, len(ep.Events), out, m.now().Sub(start))
+	return res, nil
 }
 
 // await queues checkpoints of ids and waits for their results, in the

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"reflect"
 	"strings"
 	"sync"
 	"testing"
@@ -70,6 +71,8 @@ type env struct {
 	m      *Manager
 	offset int64
 	n      int
+	// unscoped names the sessions ingested without a scope.
+	unscoped map[string]bool
 }
 
 func newEnv(t *testing.T, cur Curator, p Policy) *env {
@@ -111,10 +114,16 @@ func (e *env) ingest(events ...transcript.Event) {
 		}
 	}
 	e.offset += 100
+	scopes := map[string][]string{}
+	for _, ev := range events {
+		if !e.unscoped[ev.SessionID] {
+			scopes[ev.SessionID] = []string{"repo:muse"}
+		}
+	}
 	res, err := e.st.Ingest(context.Background(), store.IngestBatch{
 		File:   store.FileState{Key: "1:1", Path: "/t/s.jsonl", Offset: e.offset},
 		Events: events,
-		Scopes: map[string][]string{events[0].SessionID: {"repo:muse"}},
+		Scopes: scopes,
 	})
 	if err != nil {
 		e.t.Fatal(err)
@@ -265,7 +274,7 @@ func TestBadSchedule(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	if _, err := New(st, NewRecorder(0, nil), Options{Policy: Policy{Schedule: "every hour"}}); err == nil {
+	if _, err := New(st, (&recording{}).curator(), Options{Policy: Policy{Schedule: "every hour"}}); err == nil {
 		t.Error("New accepted a bad schedule")
 	}
 }
@@ -457,27 +466,82 @@ func TestCloseWaitsForRunning(t *testing.T) {
 	})
 }
 
-func TestRecorder(t *testing.T) {
-	r := NewRecorder(2, nil)
-	e := newEnv(t, r, Policy{EveryEvents: 100, MinEvents: 1})
-	e.ingest(prompt("s1", "fix it"), call("s1", "c1", "go test"), result("s1", "c1", false), call("s1", "c2", "go test"), result("s1", "c2", true))
-	// The fix made it significant.
-	waitFor(t, "a record", func() bool { return len(r.Records()) == 1 })
-	got := r.Records()[0]
-	if got.SessionID != "s1" || got.Trigger != TriggerSignificant || got.Events != 5 || got.Errors != 1 || got.Fixes != 1 || got.Tools != 1 || got.FirstSeq != 1 || got.LastSeq != 5 {
-		t.Errorf("record = %+v", got)
-	}
-	for i := range 3 {
-		if _, err := e.m.Checkpoint(context.Background(), api.CheckpointRequest{SessionID: "s1"}); err != nil {
+// TestNoScope: a session without a scope is not curated; its buffer is
+// kept, the result says why, and the skip is counted. Once an event gives
+// the session a scope, the whole episode is curated.
+func TestNoScope(t *testing.T) {
+	rec := &recording{}
+	e := newEnv(t, rec.curator(), Policy{MinEvents: 1})
+	e.unscoped = map[string]bool{"bare": true}
+	e.ingest(prompt("bare", "one"), prompt("bare", "two"))
+	for range 2 {
+		resp, err := e.m.Checkpoint(context.Background(), api.CheckpointRequest{SessionID: "bare"})
+		if err != nil {
 			t.Fatal(err)
 		}
-		e.ingest(prompt("s1", fmt.Sprint(i)))
+		want := api.CheckpointResult{SessionID: "bare", Scope: []string{}, Trigger: TriggerManual, Events: 2, Skipped: SkipNoScope}
+		if r := resp.Checkpoints[0]; !reflect.DeepEqual(r, want) {
+			t.Errorf("result = %+v, want %+v", r, want)
+		}
 	}
-	if _, err := e.m.Checkpoint(context.Background(), api.CheckpointRequest{SessionID: "s1"}); err != nil {
+	if n := len(rec.episodes()); n != 0 {
+		t.Errorf("the curator got %d episodes of a session without scope", n)
+	}
+	if b := e.buffered("bare"); b != 2 {
+		t.Errorf("buffered = %d, want the 2 kept", b)
+	}
+	if n := e.m.SkippedNoScope(); n != 2 {
+		t.Errorf("SkippedNoScope = %d, want 2", n)
+	}
+	e.unscoped = nil
+	e.ingest(prompt("bare", "three"))
+	resp, err := e.m.Checkpoint(context.Background(), api.CheckpointRequest{SessionID: "bare"})
+	if err != nil {
 		t.Fatal(err)
 	}
-	if recs := r.Records(); len(recs) != 2 || recs[1].Trigger != TriggerManual {
-		t.Errorf("records = %+v, want the last 2", recs)
+	if r := resp.Checkpoints[0]; r.Skipped != "" || r.Events != 3 || r.MedallionID == "" {
+		t.Errorf("result with a scope = %+v, want 3 events curated", r)
+	}
+}
+
+// TestEvidenceCheckpoint: evidence for a scope goes to the curator as an
+// episode of that scope, with its tags and note; a bad request is refused
+// with ErrInvalidEvidence and reaches no curator.
+func TestEvidenceCheckpoint(t *testing.T) {
+	rec := &recording{}
+	e := newEnv(t, rec.curator(), Policy{MinEvents: 1})
+	req := api.CheckpointRequest{
+		Nodes: []string{"repo:demo"}, Tags: []string{"seed"}, Note: "from a framework",
+		Evidence: &api.Evidence{SessionSummary: "Parser rewritten.", Transcripts: []string{"user: never use regexes here\nassistant: ok"}},
+	}
+	resp, err := e.m.Checkpoint(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	eps := rec.episodes()
+	if len(eps) != 1 || len(resp.Checkpoints) != 1 {
+		t.Fatalf("curated %d episodes, answered %d results", len(eps), len(resp.Checkpoints))
+	}
+	ep, r := eps[0], resp.Checkpoints[0]
+	if !reflect.DeepEqual(ep.Scope, []string{"repo:demo"}) || !reflect.DeepEqual(ep.Tags, []string{"seed"}) || ep.Note != req.Note ||
+		ep.Trigger != TriggerEvidence || len(ep.Events) != 3 {
+		t.Errorf("episode = %+v", ep)
+	}
+	if r.SessionID != ep.SessionID || r.Trigger != TriggerEvidence || r.Events != 3 || r.MedallionID != "m-"+ep.SessionID || r.Version != 1 {
+		t.Errorf("result = %+v", r)
+	}
+	for _, bad := range []api.CheckpointRequest{
+		{Evidence: req.Evidence},
+		{Nodes: []string{"repo:demo"}},
+		{Nodes: []string{"repo:demo"}, SessionID: "s1", Evidence: req.Evidence},
+		{Nodes: []string{"repo:demo"}, Evidence: &api.Evidence{Transcripts: []string{" \n"}}},
+	} {
+		if _, err := e.m.Checkpoint(context.Background(), bad); !errors.Is(err, ErrInvalidEvidence) {
+			t.Errorf("Checkpoint(%+v) = %v, want ErrInvalidEvidence", bad, err)
+		}
+	}
+	if n := len(rec.episodes()); n != 1 {
+		t.Errorf("bad requests reached the curator: %d episodes", n)
 	}
 }
 

@@ -59,9 +59,11 @@ func (c *Client) Session(ctx context.Context, id string, after uint64, limit int
 }
 
 // Checkpoint asks for a manual checkpoint of req.SessionID, or of every
-// session with buffered events when it is empty. A session whose checkpoint
-// failed has its Error set in the response; an unknown session is an
-// *APIError with code api.CodeNotFound.
+// session with buffered events when it is empty, or of req.Evidence for the
+// scope req.Nodes. A session whose checkpoint failed has its Error set in
+// the response, one that was not curated its Skipped; an unknown session is
+// an *APIError with code api.CodeNotFound, an invalid evidence request one
+// with code api.CodeInvalid.
 func (c *Client) Checkpoint(ctx context.Context, req api.CheckpointRequest) (*api.CheckpointResponse, error) {
 	var resp api.CheckpointResponse
 	if err := c.send(ctx, CheckpointTimeout, http.MethodPost, "/v1/checkpoint", nil, req, &resp); err != nil {

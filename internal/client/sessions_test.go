@@ -137,3 +137,33 @@ func TestCheckpointOutlastsTheClientTimeout(t *testing.T) {
 		t.Errorf("Checkpoint: %v, want it to wait past Client.Timeout", err)
 	}
 }
+
+// TestCheckpointEvidence: an evidence checkpoint goes over the wire as
+// seed 002's fields, and its result comes back with what was stored.
+func TestCheckpointEvidence(t *testing.T) {
+	var body string
+	mux := http.NewServeMux()
+	mux.HandleFunc("POST /v1/checkpoint", func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		body = string(b)
+		writeJSON(w, 200, api.CheckpointResponse{Checkpoints: []api.CheckpointResult{{
+			SessionID: "evidence-1", Scope: []string{"repo:x"}, Trigger: "evidence", Events: 2,
+			MedallionID: "med-1", Version: 1, Items: map[string]int{"invariants": 1},
+		}}})
+	})
+	c := serve(t, mux)
+	resp, err := c.Checkpoint(context.Background(), api.CheckpointRequest{
+		Nodes: []string{"repo:x"}, Tags: []string{"t"},
+		Evidence: &api.Evidence{SessionSummary: "s", Transcripts: []string{"user: hi"}, Artefacts: map[string]string{"k": "v"}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `{"nodes":["repo:x"],"tags":["t"],"evidence":{"session_summary":"s","transcripts":["user: hi"],"artefacts":{"k":"v"}}}`
+	if strings.TrimSpace(body) != want {
+		t.Errorf("body = %s\nwant %s", body, want)
+	}
+	if r := resp.Checkpoints; len(r) != 1 || r[0].Version != 1 || r[0].Items["invariants"] != 1 {
+		t.Errorf("Checkpoint = %+v", r)
+	}
+}

@@ -14,6 +14,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime/debug"
+	"slices"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -109,6 +110,9 @@ func Run(ctx context.Context, cfg *config.Config, logger hclog.Logger) (err erro
 		Episodes:   st,
 		Checkpoint: ing.manager.Checkpoint,
 		Ingest:     ing.status,
+		// The ingester's resolver: a load for a folder finds the medallion
+		// its sessions were checkpointed into.
+		ScopeForCWD: func(cwd string) []string { return slices.Clone(ing.scope.Resolve(cwd)) },
 	})
 	// Logged before serving so that anyone who got an answer from the
 	// socket can find this line in the log.

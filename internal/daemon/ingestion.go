@@ -31,15 +31,16 @@ type ingestion struct {
 	pipeline *ingest.Pipeline
 	manager  *checkpoint.Manager
 	formats  map[string]string // watch name → format, for status
+	// scope is the resolver the pipeline gives sessions their scope with.
+	scope *scope.Resolver
 
 	stopWatch, stopIngest context.CancelFunc
 	watchDone, ingestDone chan struct{}
 	stopOnce              sync.Once
 }
 
-// startIngestion builds and starts the chain from cfg. The checkpoint
-// curator is checkpoint.Recorder, which records episodes and curates
-// nothing, until the real curator exists.
+// startIngestion builds and starts the chain from cfg. Checkpoints are
+// curated by Tier 0 (package curate) into st.
 func startIngestion(ctx context.Context, cfg *config.Config, st *store.Badger, logger hclog.Logger) (*ingestion, error) {
 	watches := cfg.EffectiveWatches()
 	in := &ingestion{log: logger.Named("ingest"), root: logger, formats: map[string]string{}}
@@ -49,8 +50,9 @@ func startIngestion(ctx context.Context, cfg *config.Config, st *store.Badger, l
 		rules = append(rules, scope.Rule{Path: r.Path, Nodes: r.Nodes})
 	}
 	resolver := scope.New(rules, scope.Options{})
+	in.scope = resolver
 
-	mgr, err := checkpoint.New(st, checkpoint.NewRecorder(0, logger.Named("recorder")), checkpoint.Options{
+	mgr, err := checkpoint.New(st, tier0{st: st}, checkpoint.Options{
 		Policy: checkpoint.Policy{
 			EveryEvents: cfg.Checkpoint.EveryEvents, MinEvents: cfg.Checkpoint.MinEvents,
 			Idle: cfg.Checkpoint.Idle, Schedule: cfg.Checkpoint.Schedule,

@@ -26,8 +26,10 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 }
 
 // TestIngestionWired: a transcript written under a watch root shows up as
-// a session through the API, status reports the watch and the counts, and
-// a manual checkpoint clears the buffer.
+// a session through the API, status reports the watch and the counts, a
+// manual checkpoint curates the episode into a Tier 0 medallion of the
+// session's scope and clears the buffer, and an evidence checkpoint
+// creates the medallion of its nodes with its tags.
 func TestIngestionWired(t *testing.T) {
 	cfg := testConfig(t)
 	root := filepath.Join(t.TempDir(), "transcripts")
@@ -41,7 +43,8 @@ func TestIngestionWired(t *testing.T) {
 	ctx := context.Background()
 
 	// The root is created after start, with the file already in it.
-	line := `{"type":"user","sessionId":"s-1","uuid":"u-1","cwd":"` + repo + `","timestamp":"2026-03-02T09:00:00Z","message":{"role":"user","content":"add a flag"}}` + "\n"
+	line := `{"type":"user","sessionId":"s-1","uuid":"u-1","cwd":"` + repo + `","timestamp":"2026-03-02T09:00:00Z","message":{"role":"user","content":"add a flag"}}` + "\n" +
+		`{"type":"assistant","sessionId":"s-1","uuid":"u-2","cwd":"` + repo + `","timestamp":"2026-03-02T09:00:01Z","message":{"role":"assistant","content":[{"type":"tool_use","id":"t-1","name":"Read","input":{"file_path":"` + repo + `/cmd/main.go"}}]}}` + "\n"
 	tmp := filepath.Join(t.TempDir(), "p")
 	if err := os.MkdirAll(filepath.Join(tmp, "proj"), 0o755); err != nil {
 		t.Fatal(err)
@@ -54,10 +57,10 @@ func TestIngestionWired(t *testing.T) {
 	}
 	waitFor(t, "the session", func() bool {
 		s, err := c.Sessions(ctx)
-		return err == nil && len(s) == 1
+		return err == nil && len(s) == 1 && s[0].Buffered == 2
 	})
 	sessions, _ := c.Sessions(ctx)
-	if s := sessions[0]; s.ID != "s-1" || s.Agent != "claude-code" || !slices.Equal(s.Scope, []string{"repo:muse"}) || s.Buffered != 1 {
+	if s := sessions[0]; s.ID != "s-1" || s.Agent != "claude-code" || !slices.Equal(s.Scope, []string{"repo:muse"}) || s.Buffered != 2 {
 		t.Errorf("session = %+v", s)
 	}
 	st, err := c.Status(ctx)
@@ -65,15 +68,48 @@ func TestIngestionWired(t *testing.T) {
 		t.Fatal(err)
 	}
 	in := st.Ingest
-	if in == nil || len(in.Watches) != 1 || !in.Watches[0].Exists || in.Watches[0].Format != "claude-code" || in.Files != 1 || in.Events != 1 || in.Sessions != 1 || in.BufferedEvents != 1 || in.WatchedDirs < 2 {
+	if in == nil || len(in.Watches) != 1 || !in.Watches[0].Exists || in.Watches[0].Format != "claude-code" || in.Files != 1 || in.Events != 2 || in.Sessions != 1 || in.BufferedEvents != 2 || in.WatchedDirs < 2 {
 		t.Errorf("ingest status = %+v", in)
 	}
 	resp, err := c.Checkpoint(ctx, api.CheckpointRequest{SessionID: "s-1", Note: "n"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(resp.Checkpoints) != 1 || resp.Checkpoints[0].Events != 1 || resp.Checkpoints[0].Trigger != "manual" {
-		t.Errorf("checkpoint = %+v", resp.Checkpoints)
+	if len(resp.Checkpoints) != 1 || resp.Checkpoints[0].Events != 2 || resp.Checkpoints[0].Trigger != "manual" ||
+		resp.Checkpoints[0].Version != 1 || resp.Checkpoints[0].Items["entry_points"] != 1 {
+		t.Fatalf("checkpoint = %+v", resp.Checkpoints)
+	}
+	m, err := c.Get(ctx, resp.Checkpoints[0].MedallionID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Meta.Model != "tier0" || !slices.Equal(m.Scope.GraphNodes, []string{"repo:muse"}) || !slices.Contains(m.Affordances.RecommendedEntryPoints, "cmd/main.go") {
+		t.Errorf("medallion = %+v", m)
+	}
+
+	// load --cwd resolves the folder as the ingester did.
+	load, err := c.Load(ctx, api.LoadRequest{CWD: repo})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(load.Medallions, []string{m.Meta.MedallionID}) || !slices.Contains(load.Scope, "repo:muse") {
+		t.Errorf("load --cwd %s = %+v", repo, load)
+	}
+
+	eresp, err := c.Checkpoint(ctx, api.CheckpointRequest{Nodes: []string{"repo:demo"}, Tags: []string{"seed"},
+		Evidence: &api.Evidence{Transcripts: []string{"user: always use make to build"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(eresp.Checkpoints) != 1 || eresp.Checkpoints[0].Trigger != "evidence" || eresp.Checkpoints[0].Version != 1 {
+		t.Fatalf("evidence checkpoint = %+v", eresp.Checkpoints)
+	}
+	em, err := c.Get(ctx, eresp.Checkpoints[0].MedallionID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(em.Scope.GraphNodes, []string{"repo:demo"}) || !slices.Contains(em.Scope.Tags, "seed") {
+		t.Errorf("evidence medallion scope = %+v", em.Scope)
 	}
 	sess, err := c.Session(ctx, "s-1", 0, 0)
 	if err != nil {
@@ -86,7 +122,8 @@ func TestIngestionWired(t *testing.T) {
 		t.Fatalf("Run: %v", err)
 	}
 	log := r.log.String()
-	for _, want := range []string{"watch: name=cc path=" + root, "episode recorded (no curator configured)", "ingestion stopped"} {
+	for _, want := range []string{"watch: name=cc path=" + root, "checkpoint stored: session=s-1 trigger=manual events=2 medallion=" + m.Meta.MedallionID + " version=1 entry_points=1",
+		"ingestion stopped"} {
 		if !strings.Contains(log, want) {
 			t.Errorf("log lacks %q:\n%s", want, log)
 		}

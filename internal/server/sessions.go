@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/medallionhq/medallion/internal/api"
+	"github.com/medallionhq/medallion/internal/checkpoint"
 	"github.com/medallionhq/medallion/internal/episode"
 )
 
@@ -106,8 +107,9 @@ func (s *Server) session(r *http.Request) (any, error) {
 }
 
 // checkpoint answers POST /v1/checkpoint: a manual checkpoint of one
-// session, or of every session with buffered events. An empty body is the
-// latter.
+// session, or of every session with buffered events (an empty body), or of
+// explicit evidence for a scope ({"nodes": [...], "tags": [...],
+// "evidence": {"session_summary", "transcripts", "artefacts"}}, seed 002).
 //
 // The answer lists one result per session; a session whose curation failed
 // carries its error there, and the request still succeeds, so that one bad
@@ -121,11 +123,16 @@ func (s *Server) checkpoint(r *http.Request) (any, error) {
 		return nil, err
 	}
 	var req api.CheckpointRequest
-	if err := decodeStrict(r, &req, `"session_id", "note"`); err != nil {
+	if err := decodeStrict(r, &req, `"session_id", "note", "nodes", "tags", "evidence" with "session_summary", "transcripts", "artefacts"`); err != nil {
 		return nil, err
 	}
 	if req.SessionID != "" && strings.TrimSpace(req.SessionID) == "" {
 		return nil, badRequest("session_id must not be blank (leave it out to checkpoint every session)")
+	}
+	if req.Nodes != nil || req.Tags != nil || req.Evidence != nil {
+		if err := checkpoint.CheckEvidence(req); err != nil {
+			return nil, badRequest("%s", strings.TrimPrefix(err.Error(), checkpoint.ErrInvalidEvidence.Error()+": "))
+		}
 	}
 	resp, err := s.cfg.Checkpoint(r.Context(), req)
 	if err != nil {

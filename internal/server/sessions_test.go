@@ -79,6 +79,11 @@ func (c *checkpointer) checkpoint(ctx context.Context, req api.CheckpointRequest
 	if req.SessionID == "boom" {
 		return api.CheckpointResponse{}, errors.New("curator queue closed")
 	}
+	if len(req.Nodes) > 0 {
+		return api.CheckpointResponse{Checkpoints: []api.CheckpointResult{{
+			SessionID: "evidence-1", Scope: req.Nodes, Trigger: "evidence", Events: len(req.Evidence.Transcripts),
+		}}}, nil
+	}
 	sessions, err := c.st.Sessions(ctx)
 	if err != nil {
 		return api.CheckpointResponse{}, err
@@ -243,6 +248,12 @@ func TestCheckpointEndpoint(t *testing.T) {
 			[]string{mainSession, subSession, oddSession, longSession}},
 		{"one session with a note", api.CheckpointRequest{SessionID: subSession, Note: "parser done"},
 			api.CheckpointRequest{SessionID: subSession, Note: "parser done"}, []string{subSession}},
+		{"evidence for a scope",
+			`{"nodes": ["repo:demo"], "tags": ["seed"], "note": "n", "evidence": {"session_summary": "s", "transcripts": ["user: hi"], "artefacts": {"k": "v"}}}`,
+			api.CheckpointRequest{Nodes: []string{"repo:demo"}, Tags: []string{"seed"}, Note: "n", Evidence: &api.Evidence{
+				SessionSummary: "s", Transcripts: []string{"user: hi"}, Artefacts: map[string]string{"k": "v"},
+			}},
+			[]string{"evidence-1"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -257,7 +268,7 @@ func TestCheckpointEndpoint(t *testing.T) {
 				t.Errorf("checkpointed %v, want %v", ids, tt.want)
 			}
 			reqs := cp.requests()[before:]
-			if len(reqs) != 1 || reqs[0] != tt.req {
+			if len(reqs) != 1 || !reflect.DeepEqual(reqs[0], tt.req) {
 				t.Errorf("Checkpoint got %+v, want one %+v", reqs, tt.req)
 			}
 		})
@@ -326,6 +337,21 @@ func TestSessionErrors(t *testing.T) {
 			status: 400, code: api.CodeInvalid, want: []string{"ends in the middle"}},
 		{name: "checkpoint blank session", method: "POST", path: "/v1/checkpoint", body: `{"session_id": "  "}`,
 			status: 400, code: api.CodeInvalid, want: []string{"session_id must not be blank"}},
+		{name: "evidence without nodes", method: "POST", path: "/v1/checkpoint", body: `{"evidence": {"session_summary": "s"}}`,
+			status: 400, code: api.CodeInvalid, want: []string{"nodes: give the graph nodes"}},
+		{name: "nodes without evidence", method: "POST", path: "/v1/checkpoint", body: `{"nodes": ["repo:x"]}`,
+			status: 400, code: api.CodeInvalid, want: []string{"evidence: give session_summary, transcripts or artefacts"}},
+		{name: "evidence and a session", method: "POST", path: "/v1/checkpoint",
+			body:   `{"session_id": "s", "nodes": ["repo:x"], "evidence": {"session_summary": "s"}}`,
+			status: 400, code: api.CodeInvalid, want: []string{"session_id and nodes exclude each other"}},
+		{name: "blank node", method: "POST", path: "/v1/checkpoint", body: `{"nodes": [""], "evidence": {"session_summary": "s"}}`,
+			status: 400, code: api.CodeInvalid, want: []string{"nodes[0] is blank"}},
+		{name: "empty evidence", method: "POST", path: "/v1/checkpoint", body: `{"nodes": ["repo:x"], "evidence": {}}`,
+			status: 400, code: api.CodeInvalid, want: []string{"all empty"}},
+		{name: "evidence wrong type", method: "POST", path: "/v1/checkpoint", body: `{"nodes": ["repo:x"], "evidence": {"transcripts": "user: hi"}}`,
+			status: 400, code: api.CodeInvalid, want: []string{"invalid JSON", "evidence.transcripts"}},
+		{name: "evidence unknown field", method: "POST", path: "/v1/checkpoint", body: `{"nodes": ["repo:x"], "evidence": {"summary": "s"}}`,
+			status: 400, code: api.CodeInvalid, want: []string{`unknown field "summary"`, `"session_summary"`}},
 		{name: "checkpoint with parameters", method: "POST", path: "/v1/checkpoint?session=x",
 			status: 400, code: api.CodeInvalid, want: []string{`unknown query parameter "session"`}},
 	}
@@ -424,7 +450,7 @@ func TestClientRoundTrip(t *testing.T) {
 	if err != nil || len(resp.Checkpoints) != 1 || resp.Checkpoints[0].SessionID != subSession || resp.Checkpoints[0].Events != 2 {
 		t.Errorf("Checkpoint = %+v, %v", resp, err)
 	}
-	if got := cp.requests(); len(got) != 1 || got[0] != (api.CheckpointRequest{SessionID: subSession, Note: "n"}) {
+	if got := cp.requests(); len(got) != 1 || !reflect.DeepEqual(got[0], api.CheckpointRequest{SessionID: subSession, Note: "n"}) {
 		t.Errorf("Checkpoint got %+v", got)
 	}
 	_, err = c.Checkpoint(ctx, api.CheckpointRequest{SessionID: "nope"})
