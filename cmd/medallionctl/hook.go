@@ -99,12 +99,10 @@ exits 0. --verbose says why on stderr.`,
 // hookContext reads the hook input and returns the save file for its cwd,
 // or "" when no medallion exists for it.
 func (a *app) hookContext(ctx context.Context, budget int) (string, error) {
-	b, err := io.ReadAll(io.LimitReader(a.stdin, maxHookInput))
-	if err != nil {
-		return "", fmt.Errorf("read hook input: %w", err)
-	}
+	// One JSON value, not up to EOF: the hook answers as soon as the
+	// input is read, even if the agent keeps stdin open.
 	var in sessionStartInput
-	if err := json.Unmarshal(b, &in); err != nil {
+	if err := json.NewDecoder(io.LimitReader(a.stdin, maxHookInput)).Decode(&in); err != nil {
 		return "", fmt.Errorf("decode hook input: %w", err)
 	}
 	if in.CWD == "" || !filepath.IsAbs(in.CWD) {

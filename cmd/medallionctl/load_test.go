@@ -2,13 +2,13 @@ package main
 
 import (
 	"encoding/json"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/medallionhq/medallion/internal/api"
 	rendering "github.com/medallionhq/medallion/internal/render"
@@ -126,12 +126,30 @@ func TestHook(t *testing.T) {
 func TestHookStaysOutOfTheWay(t *testing.T) {
 	_, sock := seeded(t)
 	down := "--socket=" + socketPath(t)
+	// A daemon that accepts and never answers: the hook gives up on it.
+	hungPath := socketPath(t)
+	ln, err := net.Listen("unix", hungPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			t.Cleanup(func() { c.Close() })
+		}
+	}()
+	hung := "--socket=" + hungPath
 	for _, tt := range []struct {
 		name, stdin string
 		args        []string
 		why         string
 	}{
 		{"daemon down", hookInput("/src/muse"), []string{down}, "cannot reach medalliond"},
+		{"daemon hangs", hookInput("/src/muse"), []string{hung}, "load /src/muse"},
 		{"no medallion", hookInput("/src/other"), []string{sock}, "no medallion"},
 		{"bad input", "not json", []string{sock}, "decode hook input"},
 		{"no cwd", `{"session_id":"x"}`, []string{sock}, "no absolute cwd"},
@@ -247,7 +265,6 @@ func TestIntegrateMovedBinaryUpdatesTheHook(t *testing.T) {
 	path := writeFile(t, "settings.json", `{"hooks":{"SessionStart":[{"matcher":"","hooks":[{"type":"command","command":"/old/medallionctl hook claude-code","timeout":5}]}]}}`)
 	executable = func() (string, error) { return "/new dir/medallionctl", nil }
 	t.Cleanup(func() { executable = os.Executable })
-	now = func() time.Time { return testNow }
 	ok(t, "integrate", "claude-code", "--settings", path)
 	got := readOr(path)
 	if strings.Count(got, "hook claude-code") != 1 || !strings.Contains(got, `"'/new dir/medallionctl' hook claude-code"`) {
