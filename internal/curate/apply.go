@@ -86,7 +86,8 @@ func Apply(existing *medallion.Medallion, scope []string, items Items, now time.
 	a := applier{m: m, high: highIDs(m)}
 	a.invariants(items.Invariants)
 	a.decisions(items.Decisions)
-	a.questions(items.OpenQuestions, items.Closed)
+	a.laterFixes(items)
+	a.questions(items.OpenQuestions, items.Closed, items.UserSpoke)
 	for _, t := range items.AvoidRepeating {
 		a.record("avoid_repeating", t.Text, t.Evidence)
 	}
@@ -266,12 +267,48 @@ func (a *applier) decisions(ds []Decision) {
 	}
 }
 
+// laterFixes turns the unresolved errors of earlier checkpoints into known
+// fixes when this episode ran the same call successfully (or, for a hook,
+// succeeded at a command with no objection since): the error was fixed by
+// what led to that success.
+func (a *applier) laterFixes(items Items) {
+	m := a.m
+	var fixes []Text
+	m.OpenQuestions = slices.DeleteFunc(m.OpenQuestions, func(q medallion.OpenQuestion) bool {
+		sig, ok := strings.CutPrefix(q.Question, "Unresolved: ")
+		if !ok || len(q.BlockedOn) == 0 {
+			return false
+		}
+		if slices.ContainsFunc(items.OpenQuestions, func(n Question) bool { return similar(n.Question, q.Question) }) {
+			return false // failed again
+		}
+		i := slices.IndexFunc(items.Successes, func(s Success) bool { return s.Subject == q.BlockedOn[0] })
+		if i < 0 {
+			return false
+		}
+		s := items.Successes[i]
+		fixes = append(fixes, Text{Text: "when " + sig + ": " + s.Remedy, Confidence: confidenceFix, Evidence: s.Evidence})
+		a.notes = append(a.notes, "Done: fixed "+sig+" (resolves "+q.ID+").")
+		return true
+	})
+	for _, f := range fixes {
+		a.record("avoid_repeating", f.Text, f.Evidence)
+	}
+	m.Affordances.AvoidRepeating = mergeTexts(m.Affordances.AvoidRepeating, fixes, MaxAvoidRepeating)
+}
+
 var priorityRank = map[medallion.Priority]int{medallion.PriorityLow: 0, medallion.PriorityMedium: 1, medallion.PriorityHigh: 2}
 
 // questions closes the questions the episode answered (the summary says
 // "resolves Q-00N") and adds or refreshes the open ones.
-func (a *applier) questions(qs []Question, closed []string) {
+func (a *applier) questions(qs []Question, closed []string, userSpoke bool) {
 	m := a.m
+	if userSpoke {
+		// The user spoke after the agent's question: answered.
+		m.OpenQuestions = slices.DeleteFunc(m.OpenQuestions, func(q medallion.OpenQuestion) bool {
+			return strings.HasPrefix(q.Question, askedPrefix)
+		})
+	}
 	m.OpenQuestions = slices.DeleteFunc(m.OpenQuestions, func(q medallion.OpenQuestion) bool {
 		i := slices.IndexFunc(closed, func(c string) bool { return similar(c, q.Question) })
 		if i < 0 {

@@ -100,13 +100,70 @@ func TestExtract(t *testing.T) {
 		{
 			name: "error fixed by the same tool on the same file",
 			build: func(b *builder) {
-				b.run("c1", "Read", "", []string{"/repo/x.go"}, false, "File does not exist.")
-				b.run("c2", "Read", "", []string{"/repo/x.go"}, true, "package x")
+				b.run("c1", "Write", "", []string{"/repo/x.go"}, false, "permission denied")
+				b.run("c2", "Write", "", []string{"/repo/x.go"}, true, "ok")
 			},
 			check: func(t *testing.T, it Items) {
-				want := []string{"when File does not exist.: Read /repo/x.go succeeds"}
+				want := []string{"when permission denied: Write /repo/x.go succeeds"}
 				if got := texts(it.AvoidRepeating); !slices.Equal(got, want) {
 					t.Errorf("avoid_repeating = %q, want %q", got, want)
+				}
+			},
+		},
+		{
+			// Typoed paths, missed globs and edits whose old text was
+			// not found are retries, not knowledge.
+			name: "trivial retries are no fixes",
+			build: func(b *builder) {
+				b.run("c1", "Read", "", []string{"/repo/x.go"}, false, "File does not exist.")
+				b.run("c2", "Read", "", []string{"/repo/x.go"}, true, "package x")
+				b.run("c3", "Bash", "ls /repo/nope", nil, false, "ls: cannot access '/repo/nope': No such file or directory")
+				b.run("c4", "Edit", "", []string{"/repo/x.go"}, false, "String to replace not found in file.")
+			},
+			check: func(t *testing.T, it Items) {
+				if len(it.AvoidRepeating)+len(it.OpenQuestions) != 0 {
+					t.Errorf("items from trivial retries: %q %q", texts(it.AvoidRepeating), questions(it.OpenQuestions))
+				}
+			},
+		},
+		{
+			name: "failure hidden by a pipe, then fixed",
+			build: func(b *builder) {
+				b.run("c1", "Bash", "mix test | tail -5", nil, true, "Finished in 0.3 seconds\n11 tests, 4 failures")
+				b.run("c2", "Edit", "", []string{"/repo/lib/a.ex"}, true, "ok")
+				b.run("c3", "Bash", "mix test | tail -5", nil, true, "11 tests, 0 failures")
+			},
+			check: func(t *testing.T, it Items) {
+				want := []string{"when 11 tests, 4 failures: edit lib/a.ex, then `mix test | tail -5` succeeds"}
+				if got := texts(it.AvoidRepeating); !slices.Equal(got, want) {
+					t.Errorf("avoid_repeating = %q, want %q", got, want)
+				}
+			},
+		},
+		{
+			name: "a blocking stop hook fixed by the work after it",
+			build: func(b *builder) {
+				b.add(transcript.Event{Kind: transcript.KindUserPrompt, Subtype: "hook", Boilerplate: true,
+					Text: "Stop hook feedback:\n[stop.sh]: # Running Quality Checks...\n\nCannot exit with unstaged changes"})
+				b.run("c1", "Bash", "git commit -am fix", nil, true, "[main 1234] fix")
+			},
+			check: func(t *testing.T, it Items) {
+				want := []string{"when Cannot exit with unstaged changes: `git commit -am fix` succeeds"}
+				if got := texts(it.AvoidRepeating); !slices.Equal(got, want) {
+					t.Errorf("avoid_repeating = %q, want %q", got, want)
+				}
+			},
+		},
+		{
+			name: "the agent's last question stays open",
+			build: func(b *builder) {
+				b.prompt("Design the session lifecycle first, don't write code.")
+				b.say("Here is the spec.\n\nReady to start with Phase 1, Step 1.1?")
+			},
+			check: func(t *testing.T, it Items) {
+				want := []string{"medium Asked the user: Ready to start with Phase 1, Step 1.1?"}
+				if got := questions(it.OpenQuestions); !slices.Equal(got, want) || !it.UserSpoke {
+					t.Errorf("questions = %q (user spoke %v), want %q", got, it.UserSpoke, want)
 				}
 			},
 		},

@@ -83,17 +83,34 @@ type Items struct {
 	// Compaction is the gist of the episode's latest compaction summary
 	// (the agent's own account of the work so far), for summary.high_level.
 	Compaction string `json:"compaction,omitempty"`
+	// Successes are the calls that succeeded in this episode, by subject
+	// (as in an open question's blocked_on), with what led to them: Apply
+	// turns an earlier checkpoint's unresolved error on the same subject
+	// into a known fix.
+	Successes []Success `json:"successes,omitempty"`
+	// UserSpoke says a genuine user prompt came in this episode, which
+	// answers the questions the agent asked before (askedPrefix).
+	UserSpoke bool `json:"user_spoke,omitempty"`
 	// MinTime and MaxTime bound the episode's event times; zero when no
 	// event has a time.
 	MinTime time.Time `json:"min_time,omitzero"`
 	MaxTime time.Time `json:"max_time,omitzero"`
 }
 
+// Success is a call that succeeded, and what fixed it if it had failed.
+type Success struct {
+	// Subject names the call as an open question's blocked_on does; hook
+	// subjects name the last successful command of the episode.
+	Subject  string   `json:"subject"`
+	Remedy   string   `json:"remedy"`
+	Evidence Evidence `json:"evidence"`
+}
+
 // Empty reports whether the items hold no medallion content.
 func (it *Items) Empty() bool {
 	return len(it.AvoidRepeating) == 0 && len(it.Invariants) == 0 && len(it.Decisions) == 0 &&
 		len(it.OpenQuestions) == 0 && len(it.Closed) == 0 && len(it.Progress) == 0 &&
-		len(it.Subsystems) == 0 && len(it.EntryPoints) == 0 && it.Compaction == ""
+		len(it.Subsystems) == 0 && len(it.EntryPoints) == 0 && it.Compaction == "" && len(it.Successes) == 0
 }
 
 // Confidences of user statements, by strength.
@@ -131,7 +148,8 @@ func Extract(ep checkpoint.Episode) Items {
 		}
 	}
 	x.errors(&it)
-	x.corrections(&it)
+	x.directives(&it)
+	x.lastQuestion(&it)
 	x.todos(&it)
 	x.plans(&it)
 	x.files(&it)
@@ -196,52 +214,88 @@ type openError struct {
 	index int
 	event *transcript.Event
 	call  *transcript.Event
+	key   string
+}
+
+// hookSubject is the blocked_on of an error a hook raised: no call can
+// show it fixed, only later work succeeding without the hook objecting
+// again.
+const hookSubject = "a blocking hook"
+
+// hookBlock reports whether e is a hook refusing to let the agent go on:
+// a hook error, or the Stop/PreToolUse hook feedback Claude Code hands
+// the agent as a user message.
+func hookBlock(e *transcript.Event) bool {
+	switch {
+	case e.Kind == transcript.KindError && e.Subtype == transcript.SubtypeHookError:
+		return true
+	case e.Kind == transcript.KindUserPrompt && e.Subtype == "hook":
+		l := strings.ToLower(e.Text)
+		return strings.Contains(l, "hook feedback") || strings.Contains(l, "blocked")
+	}
+	return false
 }
 
 // errors pairs failures with the later success of the same call (known
-// fixes) and reports the failures left at the end (open questions).
+// fixes) and reports the failures left at the end (open questions). A
+// blocking hook is fixed by the work after it when it does not object
+// again before a command succeeds. Exploratory calls (reads, listings,
+// searches) and tool misuse are trivial retries, never fixes or open
+// questions.
 func (x *extractor) errors(it *Items) {
 	open := map[string]openError{}
 	var order []string // keys in order of their latest failure
-	var bare []openError
+	var hooks []openError
 	lastSuccess := -1
+	successes := map[string]int{} // subject → index in it.Successes
 	for i := range x.ep.Events {
 		e := &x.ep.Events[i].Event
 		switch {
-		case e.Kind == transcript.KindError && failed(e):
-			// An error event belongs to no call, so nothing can show it
-			// fixed but later work succeeding. Only hook errors are the
-			// project's (a Stop hook demanding clean lint); API, stream
-			// and rate-limit errors are the service's and pass.
-			if e.Subtype == transcript.SubtypeHookError {
-				bare = append(bare, openError{index: i, event: e, call: e})
-			}
+		case hookBlock(e):
+			sig := hookSignature(e)
+			hooks = slices.DeleteFunc(hooks, func(h openError) bool { return h.key == sig })
+			hooks = append(hooks, openError{index: i, event: e, call: e, key: sig})
+			continue
 		case e.Kind != transcript.KindToolResult:
-		case failed(e):
-			c := x.call(e)
-			key := callKey(c)
+			continue
+		}
+		c := x.call(e)
+		if trivial(c, e) {
+			continue
+		}
+		key := callKey(c)
+		switch {
+		case failed(e) || textFailure(e):
 			if key == "" {
 				continue
 			}
-			open[key] = openError{index: i, event: e, call: c}
+			open[key] = openError{index: i, event: e, call: c, key: key}
 			order = append(slices.DeleteFunc(order, func(k string) bool { return k == key }), key)
 		case succeeded(e):
 			lastSuccess = i
-			c := x.call(e)
-			key := callKey(c)
+			remedy := x.remedy(-1, i, c)
+			sub := subject(c)
+			if k, ok := successes[sub]; ok {
+				it.Successes[k] = Success{Subject: sub, Remedy: remedy, Evidence: x.evidence(e.ID)}
+			} else {
+				successes[sub] = len(it.Successes)
+				it.Successes = append(it.Successes, Success{Subject: sub, Remedy: remedy, Evidence: x.evidence(e.ID)})
+			}
+			// A hook that did not object again is fixed by what led
+			// here, once a real command (not a read) succeeds.
+			if c.Command != "" {
+				for _, h := range hooks {
+					x.fixed(it, h, i, c, e)
+				}
+				hooks = nil
+			}
 			oe, ok := open[key]
 			if !ok {
 				continue
 			}
 			delete(open, key)
 			order = slices.DeleteFunc(order, func(k string) bool { return k == key })
-			sig := signature(oe.event, oe.call)
-			it.AvoidRepeating = append(it.AvoidRepeating, Text{
-				Text:       "when " + sig + ": " + x.remedy(oe.index, i, c),
-				Confidence: confidenceFix,
-				Evidence:   x.evidence(oe.event.ID, e.ID),
-			})
-			it.Closed = append(it.Closed, "Unresolved: "+sig)
+			x.fixed(it, oe, i, c, e)
 		}
 	}
 	for _, key := range order {
@@ -253,17 +307,121 @@ func (x *extractor) errors(it *Items) {
 			Evidence:  x.evidence(oe.event.ID),
 		})
 	}
-	for _, oe := range bare {
-		if oe.index < lastSuccess {
-			continue
-		}
+	for _, h := range hooks {
 		it.OpenQuestions = append(it.OpenQuestions, Question{
-			Question:  "Unresolved: " + signature(oe.event, oe.call),
-			BlockedOn: []string{subject(oe.call)},
+			Question:  "Unresolved: " + h.key,
+			BlockedOn: []string{hookSubject},
 			Priority:  medallion.PriorityHigh,
-			Evidence:  x.evidence(oe.event.ID),
+			Evidence:  x.evidence(h.event.ID),
 		})
 	}
+	if lastSuccess >= 0 && len(hooks) == 0 {
+		// Work after the episode's last hook objection: what a hook
+		// left open by an earlier checkpoint was fixed by.
+		e := &x.ep.Events[lastSuccess].Event
+		if c := x.call(e); c.Command != "" {
+			it.Successes = append(it.Successes, Success{Subject: hookSubject, Remedy: x.remedy(-1, lastSuccess, c), Evidence: x.evidence(e.ID)})
+		}
+	}
+}
+
+// fixed records a known fix: the failure oe, made good by the success at
+// index i of call c.
+func (x *extractor) fixed(it *Items, oe openError, i int, c, success *transcript.Event) {
+	sig := oe.key
+	if oe.call != oe.event || !hookBlock(oe.event) {
+		sig = signature(oe.event, oe.call)
+	}
+	it.AvoidRepeating = append(it.AvoidRepeating, Text{
+		Text:       "when " + sig + ": " + x.remedy(oe.index, i, c),
+		Confidence: confidenceFix,
+		Evidence:   x.evidence(oe.event.ID, success.ID),
+	})
+	it.Closed = append(it.Closed, "Unresolved: "+sig)
+}
+
+// hookSignature is the first line of a hook's message that says what it
+// objects to, past its headings and script names.
+func hookSignature(e *transcript.Event) string {
+	for line := range strings.Lines(e.Text) {
+		l := strings.TrimSpace(stripTags(line))
+		low := strings.ToLower(l)
+		if strings.HasPrefix(l, "#") || strings.HasPrefix(l, "[") || strings.HasSuffix(low, "hook feedback:") || !meaningful(l) {
+			continue
+		}
+		return clip(strings.Join(strings.Fields(l), " "), maxSignature)
+	}
+	return clip(strings.Join(strings.Fields(e.Text), " "), maxSignature)
+}
+
+// exploratory commands only look around; their failures are typos and
+// globs that miss, not problems of the project.
+var exploratory = map[string]bool{
+	"ls": true, "cat": true, "find": true, "grep": true, "rg": true, "head": true, "tail": true, "echo": true,
+	"which": true, "pwd": true, "wc": true, "tree": true, "file": true, "stat": true, "sed": true, "awk": true,
+	"cd": true, "bd": true, "type": true, "command": true, "less": true, "open": true, "curl": true,
+}
+
+// trivial reports calls whose failures are trivial retries: file reads,
+// searches and listings, and edits that missed their target text.
+func trivial(c, result *transcript.Event) bool {
+	if c.Command != "" {
+		f := strings.Fields(c.Command)
+		for len(f) > 0 && strings.Contains(f[0], "=") {
+			f = f[1:] // VAR=value prefixes
+		}
+		return len(f) == 0 || exploratory[filepath.Base(f[0])]
+	}
+	t := strings.ToLower(c.Tool)
+	if episode.EditsFiles(c.Tool) {
+		l := strings.ToLower(result.Text)
+		return strings.Contains(l, "not found") || strings.Contains(l, "has not been read") || strings.Contains(l, "modified since")
+	}
+	return t == "read" || t == "glob" || t == "grep" || t == "ls" || strings.Contains(t, "search") || strings.Contains(t, "fetch") ||
+		strings.Contains(t, "read_file") || strings.Contains(t, "list") || strings.Contains(t, "view")
+}
+
+// textFailure reports a command whose output shows a failure its exit
+// status hides (output piped through tail or grep): failing tests, build
+// and lint errors, crashes.
+func textFailure(e *transcript.Event) bool {
+	if e.Kind != transcript.KindToolResult || failed(e) {
+		return false
+	}
+	for line := range strings.Lines(e.Text) {
+		if failureLine(line) {
+			return true
+		}
+	}
+	return false
+}
+
+// failureLine reports a line that says something failed.
+func failureLine(line string) bool {
+	l := strings.TrimSpace(line)
+	low := strings.ToLower(l)
+	switch {
+	case strings.HasPrefix(l, "FAIL") || strings.HasPrefix(l, "--- FAIL") || strings.HasPrefix(l, "FAILED"),
+		strings.HasPrefix(l, "** (") && strings.Contains(l, "Error"),
+		strings.HasPrefix(low, "error:") || strings.HasPrefix(low, "error[") || strings.HasPrefix(low, "fatal:"),
+		strings.HasPrefix(l, "panic: "), strings.HasPrefix(l, "Traceback (most recent call last)"),
+		strings.Contains(low, "could not compile"), strings.Contains(low, "build failed"),
+		strings.Contains(low, "could not start application"):
+		return true
+	}
+	// "3 failures", "2 failed", "11 tests, 4 failures": a count that is
+	// not zero.
+	f := strings.Fields(low)
+	for i := 1; i < len(f); i++ {
+		w := strings.Trim(f[i], ",.;:()")
+		if w == "failure" || w == "failures" || w == "failed" || w == "errors" {
+			n := strings.Trim(f[i-1], ",.;:()")
+			if n != "" && strings.Trim(n, "0123456789") == "" && strings.Trim(n, "0") != "" {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // remedy says what fixed a failure: the edits made between the failure and
@@ -272,7 +430,7 @@ func (x *extractor) remedy(from, to int, success *transcript.Event) string {
 	var edited []string
 	for i := from + 1; i < to; i++ {
 		e := &x.ep.Events[i].Event
-		if e.Kind == transcript.KindToolCall && episode.EditsFiles(e.Tool) {
+		if e.Kind == transcript.KindToolCall && episode.EditsFiles(e.Tool) && (e.ToolCallID == "" || e.ToolCallID != success.ToolCallID) {
 			for _, p := range e.FilePaths {
 				p = x.rel(e, p)
 				if !slices.Contains(edited, p) {
@@ -318,6 +476,13 @@ func tool(c *transcript.Event) string {
 // failed when the text says nothing.
 func signature(e, call *transcript.Event) string {
 	for line := range strings.Lines(e.Text) {
+		if failureLine(line) || errorish(line) {
+			if l := strings.Join(strings.Fields(stripTags(line)), " "); meaningful(l) {
+				return clip(l, maxSignature)
+			}
+		}
+	}
+	for line := range strings.Lines(e.Text) {
 		line = strings.Join(strings.Fields(stripTags(line)), " ")
 		if !meaningful(line) {
 			continue
@@ -325,6 +490,17 @@ func signature(e, call *transcript.Event) string {
 		return clip(line, maxSignature)
 	}
 	return subject(call) + " fails"
+}
+
+// errorish reports a line that names an error.
+func errorish(line string) bool {
+	l := strings.ToLower(line)
+	for _, w := range []string{"error", "fail", "cannot", "can't", "not found", "undefined", "exception", "invalid", "denied", "refused"} {
+		if strings.Contains(l, w) {
+			return true
+		}
+	}
+	return false
 }
 
 // meaningful rejects the lines that carry no error: blank lines, bare
@@ -391,32 +567,6 @@ func clip(s string, n int) string {
 		cut--
 	}
 	return strings.TrimSpace(s[:cut]) + "…"
-}
-
-// corrections turns user corrections and preferences into invariants and
-// decisions, in the user's own words.
-func (x *extractor) corrections(it *Items) {
-	for i := range x.ep.Events {
-		e := &x.ep.Events[i].Event
-		if e.Kind != transcript.KindUserPrompt || e.Boilerplate || e.Subtype == transcript.SubtypeSubagentPrompt {
-			continue
-		}
-		for _, s := range sentences(e.Text) {
-			switch strength(s) {
-			case strong:
-				it.Invariants = append(it.Invariants, Text{
-					Text: clip(s, maxStatement), Confidence: confidenceStrong, Evidence: x.evidence(e.ID),
-				})
-			case preference:
-				it.Decisions = append(it.Decisions, Decision{
-					Statement:  clip(s, maxStatement),
-					Rationale:  "The user said so in session " + x.ep.SessionID + ".",
-					Confidence: confidencePreference,
-					Evidence:   x.evidence(e.ID),
-				})
-			}
-		}
-	}
 }
 
 type cue int

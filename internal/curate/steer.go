@@ -1,0 +1,193 @@
+package curate
+
+import (
+	"strings"
+
+	"github.com/medallionhq/medallion/internal/medallion"
+	"github.com/medallionhq/medallion/internal/transcript"
+)
+
+// Steering: what the user typed is the most valuable thing a save file
+// carries (the labels' first category). A genuine user prompt — not a
+// harness message, a sub-agent's prompt or a compaction summary — is kept
+// in the user's own words when it carries substance: rules and
+// corrections ("don't", "never", "must", "no, …", "it's not …") become
+// invariants, other requests that restrict the work (task statements,
+// scope, method, where to put things) become decisions. Short replies
+// ("yes", "go on") and plain questions are chatter.
+
+// maxDirective bounds one item taken from a prompt; a longer prompt is
+// split at sentence ends into several items, at most maxDirectives.
+const (
+	maxDirective  = 280
+	maxDirectives = 3
+	// minContentWords is how many subject words a sentence needs to be
+	// more than a reply.
+	minContentWords = 2
+)
+
+const confidenceRequest = 0.6
+
+// genuine reports whether e is something the user typed.
+func genuine(e *transcript.Event) bool {
+	return e.Kind == transcript.KindUserPrompt && !e.Boilerplate && e.Subtype != transcript.SubtypeSubagentPrompt
+}
+
+// ruleCues mark a sentence as a rule or correction rather than a request.
+var ruleCues = []string{
+	"don't", "dont", "do not", "never", "must", "not allowed", "not acceptable", "not accepable", "important",
+	"make sure", "no need", "stop ", "avoid", "instead", "it's not", "its not", "is not", "there is no",
+	"there are no", "not valid", "shouldn't", "should not", "only ", "keep ", "until", "before ", "max ",
+	"at most", "without", "always", "no,", "wrong", "bad idea", "not ",
+}
+
+// directives turns the user's prompts into invariants (rules and
+// corrections) and decisions (preferences and requests).
+func (x *extractor) directives(it *Items) {
+	for i := range x.ep.Events {
+		e := &x.ep.Events[i].Event
+		if !genuine(e) {
+			continue
+		}
+		for _, c := range x.chunks(e.Text) {
+			switch c.cue {
+			case strong:
+				it.Invariants = append(it.Invariants, Text{Text: c.text, Confidence: confidenceStrong, Evidence: x.evidence(e.ID)})
+			case preference:
+				it.Decisions = append(it.Decisions, Decision{
+					Statement: c.text, Rationale: "The user said so in session " + x.ep.SessionID + ".",
+					Confidence: confidencePreference, Evidence: x.evidence(e.ID),
+				})
+			default:
+				it.Decisions = append(it.Decisions, Decision{
+					Statement: c.text, Rationale: "Requested by the user in session " + x.ep.SessionID + ".",
+					Confidence: confidenceRequest, Evidence: x.evidence(e.ID),
+				})
+			}
+		}
+	}
+}
+
+// classify says whether a sentence is a rule or correction (strong), a
+// preference, or a request (none).
+func classify(text string) cue {
+	if c := strength(text); c != none {
+		return c
+	}
+	l := " " + strings.ReplaceAll(strings.ToLower(text), "\u2019", "'") + " "
+	for _, c := range ruleCues {
+		if strings.Contains(l, " "+c) {
+			return strong
+		}
+	}
+	return none
+}
+
+// chatterOpeners open sentences about the user's state of mind, whatever
+// cue words follow ("I don't know why …").
+var chatterOpeners = []string{"i don't know", "i dont know", "i'm not sure", "im not sure", "not sure", "i wonder"}
+
+// acks are acknowledgements: a sentence of little more is a reply.
+var acks = map[string]bool{"looks": true, "good": true, "great": true, "thanks": true, "thank": true, "perfect": true,
+	"nice": true, "cool": true, "lgtm": true, "okay": true, "ok": true, "yes": true, "yeah": true, "sure": true,
+	"fine": true, "awesome": true, "go": true, "ahead": true, "continue": true, "proceed": true}
+
+// chatter reports a sentence about the user's state of mind or a bare
+// acknowledgement.
+func chatter(s string) bool {
+	l := strings.ReplaceAll(strings.ToLower(s), "\u2019", "'")
+	for _, c := range chatterOpeners {
+		if strings.HasPrefix(l, c) {
+			return true
+		}
+	}
+	n := 0
+	for w := range content(s) {
+		if !acks[w] {
+			n++
+		}
+	}
+	return n < minContentWords
+}
+
+type chunk struct {
+	text string
+	cue  cue
+}
+
+// chunks splits a prompt into items of whole sentences of the same kind,
+// dropping the sentences that are chatter (too few subject words, or a
+// bare question).
+func (x *extractor) chunks(text string) []chunk {
+	var out []chunk
+	var cur strings.Builder
+	kind := none
+	flush := func() {
+		if cur.Len() > 0 && len(out) < maxDirectives {
+			out = append(out, chunk{text: clip(cur.String(), maxDirective), cue: kind})
+		}
+		cur.Reset()
+	}
+	for _, s := range sentences(text) {
+		s = strings.Join(strings.Fields(s), " ")
+		k := classify(s)
+		if chatter(s) || len(content(s)) < minContentWords || strings.HasSuffix(s, "?") && k == none {
+			continue
+		}
+		if cur.Len() > 0 && (k != kind || cur.Len()+1+len(s) > maxDirective) {
+			flush()
+		}
+		kind = k
+		if cur.Len() > 0 {
+			cur.WriteByte(' ')
+		}
+		cur.WriteString(s)
+	}
+	flush()
+	return out
+}
+
+// offerCues open a sentence that asks the user or offers the next step.
+var offerCues = []string{"if you", "want me", "should i", "shall i", "let me know", "would you", "do you want",
+	"ready to", "i can ", "paste ", "send me", "tell me"}
+
+// lastQuestion reports the question or offer the agent ended the episode
+// on when the user has not answered it (no prompt came after it), as an
+// open question; and whether the user spoke in the episode, which answers
+// the questions earlier checkpoints left open.
+func (x *extractor) lastQuestion(it *Items) {
+	for i := len(x.ep.Events) - 1; i >= 0; i-- {
+		e := &x.ep.Events[i].Event
+		if genuine(e) {
+			it.UserSpoke = true
+			return
+		}
+		if e.Kind != transcript.KindAssistantMessage {
+			continue
+		}
+		// Only the final message: the agent's last words decide.
+		paras := strings.Split(strings.TrimSpace(e.Text), "\n\n")
+		last := strings.Join(strings.Fields(paras[len(paras)-1]), " ")
+		l := strings.ToLower(strings.TrimLeft(last, "*_-> "))
+		asks := strings.HasSuffix(strings.TrimRight(last, "*_ "), "?")
+		for _, c := range offerCues {
+			asks = asks || strings.HasPrefix(l, c)
+		}
+		if asks && len(content(last)) >= minContentWords {
+			it.OpenQuestions = append(it.OpenQuestions, Question{
+				Question: askedPrefix + clip(last, maxStatement), BlockedOn: []string{"the user's answer"},
+				Priority: medallion.PriorityMedium, Evidence: x.evidence(e.ID),
+			})
+		}
+		for j := i - 1; j >= 0; j-- {
+			if genuine(&x.ep.Events[j].Event) {
+				it.UserSpoke = true
+				break
+			}
+		}
+		return
+	}
+}
+
+// askedPrefix marks the open questions that wait on the user's answer.
+const askedPrefix = "Asked the user: "
