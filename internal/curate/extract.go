@@ -373,6 +373,9 @@ func trivial(c, result *transcript.Event) bool {
 		return len(f) == 0 || exploratory[filepath.Base(f[0])]
 	}
 	t := strings.ToLower(c.Tool)
+	if t == "write_stdin" {
+		return true // polling a running command, not writing a file
+	}
 	if episode.EditsFiles(c.Tool) {
 		l := strings.ToLower(result.Text)
 		return strings.Contains(l, "not found") || strings.Contains(l, "has not been read") || strings.Contains(l, "modified since")

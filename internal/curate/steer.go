@@ -49,7 +49,7 @@ func (x *extractor) directives(it *Items) {
 		if !genuine(e) {
 			continue
 		}
-		for _, c := range x.chunks(e.Text) {
+		for _, c := range x.chunks(stripImages(e.Text)) {
 			switch c.cue {
 			case strong:
 				it.Invariants = append(it.Invariants, Text{Text: c.text, Confidence: confidenceStrong, Evidence: x.evidence(e.ID)})
@@ -191,3 +191,27 @@ func (x *extractor) lastQuestion(it *Items) {
 
 // askedPrefix marks the open questions that wait on the user's answer.
 const askedPrefix = "Asked the user: "
+
+// stripImages removes the placeholders agents put for pasted images
+// ("[Image #1]", "[image: image/png, 3 KB]"): they carry no words.
+func stripImages(s string) string {
+	var b strings.Builder
+	for {
+		i := strings.IndexByte(s, '[')
+		if i < 0 {
+			break
+		}
+		j := strings.IndexByte(s[i:], ']')
+		if j < 0 {
+			break
+		}
+		inner := strings.ToLower(s[i+1 : i+j])
+		b.WriteString(s[:i])
+		if !strings.HasPrefix(inner, "image #") && !strings.HasPrefix(inner, "image: ") && !strings.HasPrefix(inner, "pasted text") {
+			b.WriteString(s[i : i+j+1])
+		}
+		s = s[i+j+1:]
+	}
+	b.WriteString(s)
+	return b.String()
+}
