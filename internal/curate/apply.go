@@ -282,7 +282,8 @@ func (a *applier) laterFixes(items Items) {
 		if slices.ContainsFunc(items.OpenQuestions, func(n Question) bool { return similar(n.Question, q.Question) }) {
 			return false // failed again
 		}
-		i := slices.IndexFunc(items.Successes, func(s Success) bool { return s.Subject == q.BlockedOn[0] })
+		key := blockedKey(q.BlockedOn[0])
+		i := slices.IndexFunc(items.Successes, func(s Success) bool { return s.Subject == key })
 		if i < 0 {
 			return false
 		}

@@ -111,6 +111,12 @@ func TestEval(t *testing.T) {
 		t.Skip("python3 not found")
 	}
 	work := t.TempDir()
+	if d := os.Getenv("MEDALLION_EVAL_DIR"); d != "" {
+		// Keep the outputs for a look at what matched.
+		work = d
+		os.RemoveAll(filepath.Join(work, "load"))
+		os.RemoveAll(filepath.Join(work, "stored"))
+	}
 	loadDir, storedDir := filepath.Join(work, "load"), filepath.Join(work, "stored")
 	for _, d := range []string{loadDir, storedDir} {
 		if err := os.Mkdir(d, 0o755); err != nil {

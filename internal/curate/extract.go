@@ -210,6 +210,44 @@ func callKey(c *transcript.Event) string {
 	return c.Tool
 }
 
+// shellOnly are commands that only set up the shell for the real one.
+var shellOnly = map[string]bool{"cd": true, "export": true, "source": true, "set": true, "sleep": true}
+
+// commandKey names what a shell command checks: its program and first
+// word that is neither a flag nor a path ("mix test", "git push", "go
+// test"), from its first segment that does more than set up the shell. A
+// later success of the same check shows a failure fixed even when the
+// arguments changed ("mix test test/a_test.exs" then "mix test").
+func commandKey(cmd string) string {
+	for _, seg := range strings.FieldsFunc(cmd, func(r rune) bool { return r == '&' || r == ';' || r == '|' || r == '\n' }) {
+		f := strings.Fields(seg)
+		for len(f) > 0 && strings.Contains(f[0], "=") {
+			f = f[1:]
+		}
+		if len(f) == 0 || shellOnly[f[0]] {
+			continue
+		}
+		key := filepath.Base(f[0])
+		for _, a := range f[1:] {
+			if !strings.HasPrefix(a, "-") && !strings.ContainsAny(a, "/.\"'$<>") {
+				key += " " + a
+				break
+			}
+		}
+		return key
+	}
+	return strings.Join(strings.Fields(cmd), " ")
+}
+
+// blockedKey is what Apply matches an open question's blocked_on against
+// a later Success by.
+func blockedKey(blockedOn string) string {
+	if inner, ok := strings.CutPrefix(blockedOn, "`"); ok && strings.HasSuffix(inner, "`") {
+		return commandKey(strings.TrimSuffix(inner, "`"))
+	}
+	return blockedOn
+}
+
 type openError struct {
 	index int
 	event *transcript.Event
@@ -274,7 +312,7 @@ func (x *extractor) errors(it *Items) {
 		case succeeded(e):
 			lastSuccess = i
 			remedy := x.remedy(-1, i, c)
-			sub := subject(c)
+			sub := blockedKey(subject(c))
 			if k, ok := successes[sub]; ok {
 				it.Successes[k] = Success{Subject: sub, Remedy: remedy, Evidence: x.evidence(e.ID)}
 			} else {
@@ -289,13 +327,17 @@ func (x *extractor) errors(it *Items) {
 				}
 				hooks = nil
 			}
-			oe, ok := open[key]
-			if !ok {
-				continue
+			// The same check passing fixes every failure of it, whatever
+			// the arguments were.
+			for _, k := range slices.Clone(order) {
+				oe := open[k]
+				if k != key && (c.Command == "" || oe.call.Command == "" || commandKey(oe.call.Command) != commandKey(c.Command) || oe.call.Tool != c.Tool) {
+					continue
+				}
+				delete(open, k)
+				order = slices.DeleteFunc(order, func(o string) bool { return o == k })
+				x.fixed(it, oe, i, c, e)
 			}
-			delete(open, key)
-			order = slices.DeleteFunc(order, func(k string) bool { return k == key })
-			x.fixed(it, oe, i, c, e)
 		}
 	}
 	for _, key := range order {
@@ -365,6 +407,9 @@ var exploratory = map[string]bool{
 // trivial reports calls whose failures are trivial retries: file reads,
 // searches and listings, and edits that missed their target text.
 func trivial(c, result *transcript.Event) bool {
+	if shellMisuse(result.Text) {
+		return true
+	}
 	if c.Command != "" {
 		f := strings.Fields(c.Command)
 		for len(f) > 0 && strings.Contains(f[0], "=") {
@@ -382,6 +427,18 @@ func trivial(c, result *transcript.Event) bool {
 	}
 	return t == "read" || t == "glob" || t == "grep" || t == "ls" || strings.Contains(t, "search") || strings.Contains(t, "fetch") ||
 		strings.Contains(t, "read_file") || strings.Contains(t, "list") || strings.Contains(t, "view")
+}
+
+// shellMisuse reports an error of the shell itself (a glob that matched
+// nothing, quoting, a sandbox refusing a command): the command never ran.
+func shellMisuse(text string) bool {
+	l := strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(text), "Exit code 1"))
+	for _, p := range []string{"zsh:", "(eval):", "bash: line", "/bin/bash: line", "sh: "} {
+		if strings.HasPrefix(l, p) {
+			return true
+		}
+	}
+	return false
 }
 
 // textFailure reports a command whose output shows a failure its exit
@@ -449,9 +506,29 @@ func (x *extractor) remedy(from, to int, success *transcript.Event) string {
 		}
 		b.WriteString("edit " + strings.Join(edited, ", ") + ", then ")
 	}
-	b.WriteString(subject(success))
+	if success.Command != "" {
+		b.WriteString("`" + shortCommand(success.Command) + "`")
+	} else {
+		b.WriteString(subject(success))
+	}
 	b.WriteString(" succeeds")
 	return b.String()
+}
+
+// maxRemedyCommand bounds the command quoted in a fix.
+const maxRemedyCommand = 80
+
+// shortCommand is a command as a fix quotes it: without its message
+// (commit messages, heredocs, substitutions) and output plumbing, which
+// say nothing about what made it pass.
+func shortCommand(cmd string) string {
+	c := strings.Join(strings.Fields(cmd), " ")
+	for _, cut := range []string{" -m ", " --message", " <<", " $(", " 2>&1", " | tail", " | head", " | grep"} {
+		if i := strings.Index(c, cut); i > 0 {
+			c = c[:i]
+		}
+	}
+	return clip(c, maxRemedyCommand)
 }
 
 // subject names a call: its command, or its tool and file paths.
@@ -478,14 +555,26 @@ func tool(c *transcript.Event) string {
 // signature is the first meaningful line of an error's text, or what
 // failed when the text says nothing.
 func signature(e, call *transcript.Event) string {
-	for line := range strings.Lines(e.Text) {
-		if failureLine(line) || errorish(line) {
-			if l := strings.Join(strings.Fields(stripTags(line)), " "); meaningful(l) {
-				return clip(l, maxSignature)
-			}
+	// Hook and tool messages quoted as JSON keep their newlines escaped.
+	text := strings.ReplaceAll(e.Text, `\n`, "\n")
+	var lines []string
+	for line := range strings.Lines(text) {
+		if l := strings.Join(strings.Fields(stripTags(line)), " "); meaningful(l) {
+			lines = append(lines, l)
 		}
 	}
-	for line := range strings.Lines(e.Text) {
+	for i, l := range lines {
+		if !failureLine(l) && !errorish(l) {
+			continue
+		}
+		// A header ("Pre-commit validation failed:") says less than the
+		// line under it: take both.
+		if strings.HasSuffix(l, ":") && i+1 < len(lines) {
+			l += " " + lines[i+1]
+		}
+		return clip(l, maxSignature)
+	}
+	for line := range strings.Lines(text) {
 		line = strings.Join(strings.Fields(stripTags(line)), " ")
 		if !meaningful(line) {
 			continue

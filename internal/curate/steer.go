@@ -149,7 +149,7 @@ func (x *extractor) chunks(text string) []chunk {
 
 // offerCues open a sentence that asks the user or offers the next step.
 var offerCues = []string{"if you", "want me", "should i", "shall i", "let me know", "would you", "do you want",
-	"ready to", "i can ", "paste ", "send me", "tell me"}
+	"ready to", "paste ", "send me", "tell me"}
 
 // lastQuestion reports the question or offer the agent ended the episode
 // on when the user has not answered it (no prompt came after it), as an
