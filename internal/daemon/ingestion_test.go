@@ -122,7 +122,7 @@ func TestIngestionWired(t *testing.T) {
 		t.Fatalf("Run: %v", err)
 	}
 	log := r.log.String()
-	for _, want := range []string{"watch: name=cc path=" + root, "checkpoint stored: session=s-1 trigger=manual events=2 medallion=" + m.Meta.MedallionID + " version=1 entry_points=1",
+	for _, want := range []string{"watch: name=cc path=" + root, "checkpoint stored: session=s-1 trigger=manual events=2 medallion=" + m.Meta.MedallionID + " version=1 ", " entry_points=1 ",
 		"ingestion stopped"} {
 		if !strings.Contains(log, want) {
 			t.Errorf("log lacks %q:\n%s", want, log)
