@@ -24,9 +24,9 @@ var (
 var evalTargets = map[string]float64{"overall": 60, "constraints": 85, "fixes": 60, "open": 70}
 
 // evalFloors are regression floors: the figures reached when the eval was
-// last tuned, less a few points, so CI catches a regression without
-// failing on the targets not yet met.
-var evalFloors = map[string]float64{"load overall": 0, "stored unmatched max": 100}
+// last tuned (load recall 47 %, stored unmatched 25 %), less a few points,
+// so CI catches a regression without failing on the targets not yet met.
+var evalFloors = map[string]float64{"load overall": 42, "stored unmatched max": 30}
 
 // score is what score_quality.py printed, parsed.
 type score struct {
