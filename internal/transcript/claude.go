@@ -11,10 +11,15 @@ import (
 // Record types: user (prompts, tool results, harness text, compaction
 // summaries), assistant (one content block per record — thinking, text,
 // tool_use — sharing message.id), system (compact_boundary, hook summaries,
-// local commands, API errors) and pr-link become events. progress,
-// file-history-snapshot, queue-operation, summary (titles that mostly name
-// other sessions), last-prompt, attachment and the like are counted as
-// "noise:<type>"; anything else as "unknown_type:<type>".
+// local commands, API errors) and pr-link become events. A queue-operation
+// "enqueue" with content is a prompt the user typed while the agent was busy:
+// it becomes a user_prompt with Subtype "queued" (when Claude Code later
+// delivers it as a normal user record, that record is dropped as a duplicate;
+// when the queue entry is removed instead, the queued event is the only trace
+// of the user's words). progress, file-history-snapshot, the other queue
+// operations, summary (titles that mostly name other sessions), last-prompt,
+// attachment and the like are counted as "noise:<type>"; anything else as
+// "unknown_type:<type>".
 //
 // IDs: a tool call is "cc:call:<tool_use id>" and its result
 // "cc:result:<tool_use id>"; an assistant text or thinking block is
@@ -31,7 +36,14 @@ type ClaudeCode struct {
 	// counts honest.
 	replyID     string
 	replyBlocks []string
+	// queued holds the texts of queued prompts not yet delivered as a user
+	// record, so the delivery is not a second prompt.
+	queued []string
 }
+
+// maxQueued bounds the queued-prompt memory: a queue holds a handful of
+// prompts; the oldest are forgotten first.
+const maxQueued = 16
 
 // callInfo is what a tool result borrows from its call.
 type callInfo struct {
@@ -86,6 +98,7 @@ type ccRecord struct {
 
 	// system records
 	Content               ccContent
+	Operation             string // queue-operation records
 	Level                 string
 	CompactTrigger        string
 	CompactPreTokens      int
@@ -135,6 +148,8 @@ func (r *ccRecord) decode(raw []byte) error {
 			r.ToolUseResult.decode(v)
 		case "content":
 			r.Content.decode(v)
+		case "operation":
+			r.Operation = jsonString(v)
 		case "level":
 			r.Level = jsonString(v)
 		case "compactMetadata":
@@ -340,7 +355,9 @@ func (p *ClaudeCode) record(out []Event, r *ccRecord, pos Position, index int) [
 		e.Kind, e.Subtype, e.URL = KindSystem, "pr_link", r.PRURL
 		p.bound(&e, "pull request: "+r.PRURL)
 		return append(out, e)
-	case "progress", "file-history-snapshot", "queue-operation", "summary", "last-prompt",
+	case "queue-operation":
+		return p.queue(out, r, pos, index)
+	case "progress", "file-history-snapshot", "summary", "last-prompt",
 		"attachment", "custom-title", "permission-mode", "mode", "tag", "agent-name":
 		p.skip(pos, "noise:"+r.Type)
 	case "":
@@ -431,6 +448,43 @@ func (p *ClaudeCode) user(out []Event, r *ccRecord, pos Position, index int) []E
 	return out
 }
 
+// queue turns an "enqueue" queue-operation into the prompt the user typed
+// while the agent was busy. Harness text queued the same way (background task
+// notifications) keeps its boilerplate flag; other operations are noise.
+func (p *ClaudeCode) queue(out []Event, r *ccRecord, pos Position, index int) []Event {
+	text := r.Content.Text
+	if r.Operation != "enqueue" || strings.TrimSpace(text) == "" {
+		p.skip(pos, "noise:queue-operation")
+		return out
+	}
+	e := p.base(r, pos, index)
+	e.ID = p.recordID(r, pos, index, 0)
+	e.Kind, e.Subtype = KindUserPrompt, SubtypeQueued
+	if sub := claudeBoilerplate(text); sub != "" {
+		e.Subtype, e.Boilerplate = sub, true
+	} else {
+		if len(p.queued) >= maxQueued {
+			p.queued = p.queued[1:]
+		}
+		p.queued = append(p.queued, strings.TrimSpace(text))
+	}
+	p.bound(&e, text)
+	return append(out, e)
+}
+
+// delivered reports whether text is a queued prompt already emitted, and
+// forgets it: Claude Code writes a dequeued prompt again as a user record.
+func (p *ClaudeCode) delivered(text string) bool {
+	t := strings.TrimSpace(text)
+	for i, q := range p.queued {
+		if q == t {
+			p.queued = append(p.queued[:i], p.queued[i+1:]...)
+			return true
+		}
+	}
+	return false
+}
+
 // userText turns the text of a user record into a prompt, a compaction
 // summary, an interrupt notice or a flagged piece of harness text.
 func (p *ClaudeCode) userText(out []Event, r *ccRecord, text string, pos Position, index int) []Event {
@@ -449,6 +503,9 @@ func (p *ClaudeCode) userText(out []Event, r *ccRecord, text string, pos Positio
 	default:
 		if sub := claudeBoilerplate(text); sub != "" {
 			e.Subtype, e.Boilerplate = sub, true
+		} else if !r.IsMeta && len(p.queued) > 0 && p.delivered(text) {
+			p.skip(pos, "duplicate:queued")
+			return out
 		} else if r.IsMeta {
 			e.Subtype, e.Boilerplate = "meta", true
 		} else if r.IsSidechain || e.AgentID != "" {

@@ -61,6 +61,9 @@ const (
 	// the user to approve (Claude Code ExitPlanMode). Whether it was approved
 	// is the OK of the tool_result with the same ToolCallID.
 	SubtypePlan = "plan"
+	// SubtypeQueued marks a user_prompt typed while the agent was busy
+	// (Claude Code queue-operation "enqueue").
+	SubtypeQueued = "queued"
 	// SubtypeSubagentPrompt marks the prompt a parent agent gave a subagent:
 	// user-role text that no human typed.
 	SubtypeSubagentPrompt = "subagent_prompt"

@@ -337,7 +337,7 @@ func TestClaudeCodeFixture(t *testing.T) {
 	t.Run("counts", func(t *testing.T) {
 		for reason, n := range map[string]int{
 			"invalid_json": 1, "unknown_type:session-rating": 1, "noise:progress": 3,
-			"noise:file-history-snapshot": 1, "noise:queue-operation": 1, "noise:system:turn_duration": 1,
+			"noise:file-history-snapshot": 1, "noise:system:turn_duration": 1,
 		} {
 			if stats.Skipped[reason] != n {
 				t.Errorf("skipped %s: %d, want %d", reason, stats.Skipped[reason], n)
