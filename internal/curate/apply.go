@@ -285,7 +285,16 @@ func (a *applier) laterFixes(items Items) {
 		key := blockedKey(q.BlockedOn[0])
 		i := slices.IndexFunc(items.Successes, func(s Success) bool { return s.Subject == key })
 		if i < 0 {
-			return false
+			// The same check failing with another error after edits: what
+			// was changed got past this one.
+			j := slices.IndexFunc(items.Moved, func(mv Moved) bool { return mv.Subject == key && !similar(mv.Signature, sig) })
+			if j < 0 {
+				return false
+			}
+			mv := items.Moved[j]
+			fixes = append(fixes, Text{Text: "when " + sig + ": " + mv.Remedy, Confidence: confidenceFix, Evidence: mv.Evidence})
+			a.notes = append(a.notes, "Done: fixed "+sig+" (resolves "+q.ID+").")
+			return true
 		}
 		s := items.Successes[i]
 		fixes = append(fixes, Text{Text: "when " + sig + ": " + s.Remedy, Confidence: confidenceFix, Evidence: s.Evidence})

@@ -12,6 +12,7 @@
 package curate
 
 import (
+	"encoding/json"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -88,6 +89,11 @@ type Items struct {
 	// turns an earlier checkpoint's unresolved error on the same subject
 	// into a known fix.
 	Successes []Success `json:"successes,omitempty"`
+	// Moved are the checks whose first run in this episode failed after
+	// files were edited, with the error it showed: Apply turns an earlier
+	// checkpoint's unresolved error of the same check, when it is a
+	// different error, into a known fix ("gets past it").
+	Moved []Moved `json:"moved,omitempty"`
 	// UserSpoke says a genuine user prompt came in this episode, which
 	// answers the questions the agent asked before (askedPrefix).
 	UserSpoke bool `json:"user_spoke,omitempty"`
@@ -104,6 +110,14 @@ type Success struct {
 	Subject  string   `json:"subject"`
 	Remedy   string   `json:"remedy"`
 	Evidence Evidence `json:"evidence"`
+}
+
+// Moved is a check that failed with a new error after edits.
+type Moved struct {
+	Subject   string   `json:"subject"`
+	Signature string   `json:"signature"`
+	Remedy    string   `json:"remedy"`
+	Evidence  Evidence `json:"evidence"`
 }
 
 // Empty reports whether the items hold no medallion content.
@@ -307,17 +321,35 @@ func (x *extractor) errors(it *Items) {
 			if key == "" {
 				continue
 			}
+			// The same check failing differently after edits: the earlier
+			// error is gone, and what changed in between got past it.
+			for _, k := range slices.Clone(order) {
+				oe := open[k]
+				if !sameCheck(oe.call, c) || signature(oe.event, oe.call) == signature(e, c) || !x.changedBetween(oe.index, i) {
+					continue
+				}
+				delete(open, k)
+				order = slices.DeleteFunc(order, func(o string) bool { return o == k })
+				x.fixedPast(it, oe, i, c, e)
+			}
+			if sub := blockedKey(subject(c)); !slices.ContainsFunc(it.Moved, func(m Moved) bool { return m.Subject == sub }) && x.changedBetween(-1, i) {
+				it.Moved = append(it.Moved, Moved{
+					Subject: sub, Signature: signature(e, c), Evidence: x.evidence(e.ID),
+					Remedy: strings.TrimSuffix(x.remedy(-1, i, c), " succeeds") + " gets past it",
+				})
+			}
 			open[key] = openError{index: i, event: e, call: c, key: key}
 			order = append(slices.DeleteFunc(order, func(k string) bool { return k == key }), key)
 		case succeeded(e):
 			lastSuccess = i
 			remedy := x.remedy(-1, i, c)
 			sub := blockedKey(subject(c))
+			s := Success{Subject: sub, Remedy: remedy, Evidence: x.evidence(e.ID)}
 			if k, ok := successes[sub]; ok {
-				it.Successes[k] = Success{Subject: sub, Remedy: remedy, Evidence: x.evidence(e.ID)}
+				it.Successes[k] = s
 			} else {
 				successes[sub] = len(it.Successes)
-				it.Successes = append(it.Successes, Success{Subject: sub, Remedy: remedy, Evidence: x.evidence(e.ID)})
+				it.Successes = append(it.Successes, s)
 			}
 			// A hook that did not object again is fixed by what led
 			// here, once a real command (not a read) succeeds.
@@ -378,6 +410,38 @@ func (x *extractor) fixed(it *Items, oe openError, i int, c, success *transcript
 		Text:       "when " + sig + ": " + x.remedy(oe.index, i, c),
 		Confidence: confidenceFix,
 		Evidence:   x.evidence(oe.event.ID, success.ID),
+	})
+	it.Closed = append(it.Closed, "Unresolved: "+sig)
+}
+
+// sameCheck reports two shell calls that run the same check (program and
+// subcommand) with the same tool.
+func sameCheck(a, b *transcript.Event) bool {
+	return a.Command != "" && b.Command != "" && a.Tool == b.Tool && commandKey(a.Command) == commandKey(b.Command)
+}
+
+// changedBetween reports whether a file was edited between events from and
+// to: without a change, a different failure is the same problem seen
+// another way, not progress.
+func (x *extractor) changedBetween(from, to int) bool {
+	for i := from + 1; i < to; i++ {
+		if e := &x.ep.Events[i].Event; e.Kind == transcript.KindToolCall && episode.EditsFiles(e.Tool) {
+			return true
+		}
+	}
+	return false
+}
+
+// fixedPast records a known fix of failure oe shown by a later run of the
+// same check at index i that failed with another error: the edits in
+// between got past oe.
+func (x *extractor) fixedPast(it *Items, oe openError, i int, c, next *transcript.Event) {
+	sig := signature(oe.event, oe.call)
+	remedy := strings.TrimSuffix(x.remedy(oe.index, i, c), " succeeds") + " gets past it"
+	it.AvoidRepeating = append(it.AvoidRepeating, Text{
+		Text:       "when " + sig + ": " + remedy,
+		Confidence: confidenceFix,
+		Evidence:   x.evidence(oe.event.ID, next.ID),
 	})
 	it.Closed = append(it.Closed, "Unresolved: "+sig)
 }
@@ -485,17 +549,37 @@ func failureLine(line string) bool {
 }
 
 // remedy says what fixed a failure: the edits made between the failure and
-// the success, then the succeeding call.
+// the success (files, and the first line each change added), the other
+// commands that succeeded on the way (mix format, deps.get …), then the
+// succeeding call. The changed line and the commands are what the next
+// session needs to repeat the fix, not just where it happened.
 func (x *extractor) remedy(from, to int, success *transcript.Event) string {
-	var edited []string
+	var edited, gists, ran []string
+	seen := map[string]bool{}
+	if success.Command != "" {
+		seen[commandKey(success.Command)] = true
+	}
 	for i := from + 1; i < to; i++ {
 		e := &x.ep.Events[i].Event
-		if e.Kind == transcript.KindToolCall && episode.EditsFiles(e.Tool) && (e.ToolCallID == "" || e.ToolCallID != success.ToolCallID) {
+		switch {
+		case e.Kind == transcript.KindToolCall && episode.EditsFiles(e.Tool) && (e.ToolCallID == "" || e.ToolCallID != success.ToolCallID):
 			for _, p := range e.FilePaths {
 				p = x.rel(e, p)
 				if !slices.Contains(edited, p) {
 					edited = append(edited, p)
 				}
+			}
+			if g := editGist(e.Text); g != "" && len(gists) < maxGists && !slices.Contains(gists, g) {
+				gists = append(gists, g)
+			}
+		case e.Kind == transcript.KindToolResult && succeeded(e) && !textFailure(e):
+			c := x.call(e)
+			if c.Command == "" || trivial(c, e) || len(ran) == maxRan {
+				continue
+			}
+			if k := commandKey(c.Command); !seen[k] && !readOnly(k) {
+				seen[k] = true
+				ran = append(ran, "`"+shortCommand(c.Command)+"`")
 			}
 		}
 	}
@@ -504,7 +588,17 @@ func (x *extractor) remedy(from, to int, success *transcript.Event) string {
 		if len(edited) > 4 {
 			edited = append(edited[:4], "…")
 		}
-		b.WriteString("edit " + strings.Join(edited, ", ") + ", then ")
+		b.WriteString("edit " + strings.Join(edited, ", "))
+		if len(gists) > 0 {
+			b.WriteString(" (" + strings.Join(gists, "; ") + ")")
+		}
+		b.WriteString(", ")
+	}
+	if len(ran) > 0 {
+		b.WriteString("run " + strings.Join(ran, ", ") + ", ")
+	}
+	if b.Len() > 0 {
+		b.WriteString("then ")
 	}
 	if success.Command != "" {
 		b.WriteString("`" + shortCommand(success.Command) + "`")
@@ -513,6 +607,87 @@ func (x *extractor) remedy(from, to int, success *transcript.Event) string {
 	}
 	b.WriteString(" succeeds")
 	return b.String()
+}
+
+// Bounds on what a fix quotes of the work between failure and success.
+const (
+	maxGists   = 2  // changed lines quoted
+	maxGist    = 70 // characters of one changed line
+	maxRan     = 2  // intermediate commands quoted
+	minGistLen = 6  // shorter changed lines ("}", "end") say nothing
+)
+
+// readOnly reports checks that only look at the state of the repository:
+// running them changes nothing, so they are no part of a fix.
+func readOnly(key string) bool {
+	switch key {
+	case "git status", "git diff", "git log", "git show", "git branch", "git add":
+		return true
+	}
+	return false
+}
+
+// editGist is the first line an edit adds: new_string lines not in
+// old_string (Claude Code Edit/MultiEdit input), or "+" lines of a patch
+// (Codex apply_patch). Whole-file writes have no gist.
+func editGist(input string) string {
+	var added []string
+	if strings.HasPrefix(strings.TrimSpace(input), "{") {
+		var in struct {
+			Old   string `json:"old_string"`
+			New   string `json:"new_string"`
+			Edits []struct {
+				Old string `json:"old_string"`
+				New string `json:"new_string"`
+			} `json:"edits"`
+			Input string `json:"input"`
+			Patch string `json:"patch"`
+		}
+		if json.Unmarshal([]byte(input), &in) != nil {
+			return ""
+		}
+		if in.New == "" && len(in.Edits) > 0 {
+			in.Old, in.New = in.Edits[0].Old, in.Edits[0].New
+		}
+		if in.New == "" {
+			return patchGist(in.Input + in.Patch)
+		}
+		old := map[string]bool{}
+		for l := range strings.Lines(in.Old) {
+			old[strings.TrimSpace(l)] = true
+		}
+		for l := range strings.Lines(in.New) {
+			if t := strings.TrimSpace(l); !old[t] {
+				added = append(added, t)
+			}
+		}
+	} else {
+		return patchGist(input)
+	}
+	return firstGist(added)
+}
+
+// patchGist is the first added line of a unified or apply_patch diff.
+func patchGist(patch string) string {
+	var added []string
+	for l := range strings.Lines(patch) {
+		if strings.HasPrefix(l, "+") && !strings.HasPrefix(l, "+++") {
+			added = append(added, strings.TrimSpace(l[1:]))
+		}
+	}
+	return firstGist(added)
+}
+
+// firstGist is the first line worth quoting: long enough to say something,
+// not a comment.
+func firstGist(lines []string) string {
+	for _, l := range lines {
+		if utf8.RuneCountInString(l) < minGistLen || strings.HasPrefix(l, "//") || strings.HasPrefix(l, "#") || strings.HasPrefix(l, "--") {
+			continue
+		}
+		return clip(strings.Join(strings.Fields(l), " "), maxGist)
+	}
+	return ""
 }
 
 // maxRemedyCommand bounds the command quoted in a fix.

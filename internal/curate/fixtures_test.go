@@ -56,7 +56,7 @@ func TestFixtures(t *testing.T) {
 		want   []string // lines of the medallion's items that must appear
 	}{
 		{transcript.FormatClaudeCode, "7f3c2a10-5b8e-4d21-9c4a-2e6f8b1d3a57.jsonl", []string{
-			"avoid: when --- FAIL: TestReturnRestocks (0.00s): edit internal/stock/stock.go, then `go test ./internal/stock/...` succeeds",
+			"avoid: when --- FAIL: TestReturnRestocks (0.00s): edit internal/stock/stock.go (s.counts[id] += n), then `go test ./internal/stock/...` succeeds",
 			"invariant: no, don't delete the cache; invalidate it in Store.Return instead",
 			"decision: Approved plan: 1. Call cache.Invalidate(id) at the end of Store.Return",
 			"question high: Unresolved: Fix the lint issues before stopping",
@@ -74,7 +74,7 @@ func TestFixtures(t *testing.T) {
 			"question high: Unresolved: FAIL github.com/acme/importer/internal/csv 0.02s",
 		}},
 		{transcript.FormatJSONL, "acme-session-7.jsonl", []string{
-			"avoid: when --- FAIL: TestReturnRestocks: edit internal/stock/stock.go, then `go test ./internal/stock/...` succeeds",
+			"avoid: when --- FAIL: TestReturnRestocks: edit internal/stock/stock.go (s.counts[id] += n), then `go test ./internal/stock/...` succeeds",
 			"invariant: no, never edit the counts directly; go through Store.Adjust",
 		}},
 	}

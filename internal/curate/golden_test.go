@@ -33,7 +33,7 @@ func TestGolden(t *testing.T) {
 	}{
 		{transcript.FormatClaudeCode, "7f3c2a10-5b8e-4d21-9c4a-2e6f8b1d3a57.jsonl", []string{
 			// fix, correction, open todo, decision
-			"when --- FAIL: TestReturnRestocks (0.00s): edit internal/stock/stock.go, then `go test ./internal/stock/...` succeeds",
+			"when --- FAIL: TestReturnRestocks (0.00s): edit internal/stock/stock.go (s.counts[id] += n), then `go test ./internal/stock/...` succeeds",
 			"no, don't delete the cache; invalidate it in Store.Return instead",
 			"Add a regression test for partial returns",
 			"Approved plan: 1. Call cache.Invalidate(id) at the end of Store.Return",
