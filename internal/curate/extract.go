@@ -267,6 +267,16 @@ type openError struct {
 	event *transcript.Event
 	call  *transcript.Event
 	key   string
+	sig   string // one finding of a run that reported several; "" for the whole failure
+}
+
+// signature is what the failure is known by: its own finding, or the
+// failure's signature.
+func (oe openError) signature() string {
+	if oe.sig != "" {
+		return oe.sig
+	}
+	return signature(oe.event, oe.call)
 }
 
 // hookSubject is the blocked_on of an error a hook raised: no call can
@@ -323,9 +333,10 @@ func (x *extractor) errors(it *Items) {
 			}
 			// The same check failing differently after edits: the earlier
 			// error is gone, and what changed in between got past it.
+			fs := findings(e.Text)
 			for _, k := range slices.Clone(order) {
 				oe := open[k]
-				if !sameCheck(oe.call, c) || signature(oe.event, oe.call) == signature(e, c) || !x.changedBetween(oe.index, i) {
+				if !sameCheck(oe.call, c) || oe.signature() == signature(e, c) || slices.Contains(fs, oe.signature()) || !x.changedBetween(oe.index, i) {
 					continue
 				}
 				delete(open, k)
@@ -337,6 +348,16 @@ func (x *extractor) errors(it *Items) {
 					Subject: sub, Signature: signature(e, c), Evidence: x.evidence(e.ID),
 					Remedy: strings.TrimSuffix(x.remedy(-1, i, c), " succeeds") + " gets past it",
 				})
+			}
+			// A run reporting several findings (a linter, a type checker)
+			// leaves each open on its own: each may be fixed separately.
+			if len(fs) > 1 {
+				for _, f := range fs {
+					k := key + "\x00" + f
+					open[k] = openError{index: i, event: e, call: c, key: k, sig: f}
+					order = append(slices.DeleteFunc(order, func(o string) bool { return o == k }), k)
+				}
+				continue
 			}
 			open[key] = openError{index: i, event: e, call: c, key: key}
 			order = append(slices.DeleteFunc(order, func(k string) bool { return k == key }), key)
@@ -375,7 +396,7 @@ func (x *extractor) errors(it *Items) {
 	for _, key := range order {
 		oe := open[key]
 		it.OpenQuestions = append(it.OpenQuestions, Question{
-			Question:  "Unresolved: " + signature(oe.event, oe.call),
+			Question:  "Unresolved: " + oe.signature(),
 			BlockedOn: []string{subject(oe.call)},
 			Priority:  medallion.PriorityHigh,
 			Evidence:  x.evidence(oe.event.ID),
@@ -404,7 +425,7 @@ func (x *extractor) errors(it *Items) {
 func (x *extractor) fixed(it *Items, oe openError, i int, c, success *transcript.Event) {
 	sig := oe.key
 	if oe.call != oe.event || !hookBlock(oe.event) {
-		sig = signature(oe.event, oe.call)
+		sig = oe.signature()
 	}
 	it.AvoidRepeating = append(it.AvoidRepeating, Text{
 		Text:       "when " + sig + ": " + x.remedy(oe.index, i, c),
@@ -436,7 +457,7 @@ func (x *extractor) changedBetween(from, to int) bool {
 // same check at index i that failed with another error: the edits in
 // between got past oe.
 func (x *extractor) fixedPast(it *Items, oe openError, i int, c, next *transcript.Event) {
-	sig := signature(oe.event, oe.call)
+	sig := oe.signature()
 	remedy := strings.TrimSuffix(x.remedy(oe.index, i, c), " succeeds") + " gets past it"
 	it.AvoidRepeating = append(it.AvoidRepeating, Text{
 		Text:       "when " + sig + ": " + remedy,
@@ -517,7 +538,7 @@ func textFailure(e *transcript.Event) bool {
 			return true
 		}
 	}
-	return false
+	return len(findings(e.Text)) > 0
 }
 
 // failureLine reports a line that says something failed.
@@ -732,6 +753,9 @@ func tool(c *transcript.Event) string {
 func signature(e, call *transcript.Event) string {
 	// Hook and tool messages quoted as JSON keep their newlines escaped.
 	text := strings.ReplaceAll(e.Text, `\n`, "\n")
+	if fs := findings(text); len(fs) > 0 {
+		return fs[0]
+	}
 	var lines []string
 	for line := range strings.Lines(text) {
 		if l := strings.Join(strings.Fields(stripTags(line)), " "); meaningful(l) {
