@@ -155,13 +155,26 @@ func TestExtract(t *testing.T) {
 			},
 		},
 		{
+			name: "a written plan with no work after it stays open, one item per section",
+			build: func(b *builder) {
+				b.prompt("Prepare a step by step plan, no code yet.")
+				b.say("## Phase 1: Core\n### Step 1.1: Add the interface\n- [ ] write types\n- [ ] write tests\n## Phase 2: Claude\n### Step 2.1: Parse history\n- [ ] find /clear\n## Notes\nNothing to do here.")
+			},
+			check: func(t *testing.T, it Items) {
+				want := []string{"medium Not started: Phase 1: Core — Step 1.1: Add the interface", "medium Not started: Phase 2: Claude — Step 2.1: Parse history"}
+				if got := questions(it.OpenQuestions); !slices.Equal(got, want) {
+					t.Errorf("questions = %q, want %q", got, want)
+				}
+			},
+		},
+		{
 			name: "the agent's last question stays open",
 			build: func(b *builder) {
 				b.prompt("Design the session lifecycle first, don't write code.")
 				b.say("Here is the spec.\n\nReady to start with Phase 1, Step 1.1?")
 			},
 			check: func(t *testing.T, it Items) {
-				want := []string{"medium Asked the user: Ready to start with Phase 1, Step 1.1?"}
+				want := []string{"high Asked the user: Ready to start with Phase 1, Step 1.1?"}
 				if got := questions(it.OpenQuestions); !slices.Equal(got, want) || !it.UserSpoke {
 					t.Errorf("questions = %q (user spoke %v), want %q", got, it.UserSpoke, want)
 				}

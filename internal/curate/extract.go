@@ -164,6 +164,7 @@ func Extract(ep checkpoint.Episode) Items {
 	x.errors(&it)
 	x.directives(&it)
 	x.lastQuestion(&it)
+	x.writtenPlan(&it)
 	x.todos(&it)
 	x.plans(&it)
 	x.files(&it)

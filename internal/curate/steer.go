@@ -176,7 +176,9 @@ func (x *extractor) lastQuestion(it *Items) {
 		if asks && len(content(last)) >= minContentWords {
 			it.OpenQuestions = append(it.OpenQuestions, Question{
 				Question: askedPrefix + clip(last, maxStatement), BlockedOn: []string{"the user's answer"},
-				Priority: medallion.PriorityMedium, Evidence: x.evidence(e.ID),
+				// The agent's last words waiting on the user come first in
+				// the load: the next session has to pick them up.
+				Priority: medallion.PriorityHigh, Evidence: x.evidence(e.ID),
 			})
 		}
 		for j := i - 1; j >= 0; j-- {
