@@ -5,8 +5,9 @@
 //
 // What matters most to a session that starts cold comes first: the rules it
 // must not break, the fixes it must not rediscover, the open questions that
-// block work, then decisions, the rest of the open questions, the summary,
-// subsystems and entry points. Items are whole or absent; what is left out
+// block work, the rest of the open questions (they are few, and a session
+// that cannot see what was left open redoes or forgets it), then decisions,
+// the summary, subsystems and entry points. Items are whole or absent; what is left out
 // is named with the command that shows it, and the text never exceeds the
 // budget as counted by Tokens.
 package render
@@ -62,8 +63,8 @@ const (
 	secRules section = iota
 	secFixes
 	secHighQuestions
-	secDecisions
 	secQuestions
+	secDecisions
 	secSummary
 	secSubsystems
 	secEntryPoints
