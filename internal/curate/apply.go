@@ -433,8 +433,10 @@ func applySubsystems(m *medallion.Medallion, subs []Subsystem) {
 }
 
 // summary writes summary.high_level from the scope, the episode's progress
-// (completed todos, the latest compaction summary, what was resolved or
-// superseded) and the medallion's current state, within MaxSummaryBytes.
+// (the agent's final report, completed todos, the latest compaction
+// summary, what was resolved or superseded) and the medallion's current
+// state, most recent first, within MaxSummaryBytes. Each part is its own
+// line, so that a load shows it as one.
 func summary(m *medallion.Medallion, items Items, notes []string) string {
 	var parts []string
 	scope := strings.Join(m.Scope.GraphNodes, ", ")
@@ -444,6 +446,12 @@ func summary(m *medallion.Medallion, items Items, notes []string) string {
 	parts = append(parts, "Scope: "+scope+".")
 	if len(items.Current) > 0 {
 		parts = append(parts, "In progress: "+strings.Join(items.Current, "; ")+".")
+	}
+	for i, r := range items.Report {
+		if i == 0 {
+			r = "Latest report: " + r
+		}
+		parts = append(parts, r)
 	}
 	parts = append(parts, notes...)
 	if len(items.Progress) > 0 {
@@ -461,11 +469,22 @@ func summary(m *medallion.Medallion, items Items, notes []string) string {
 	if len(active) > 0 {
 		parts = append(parts, "Being changed: "+strings.Join(active, ", ")+".")
 	}
-	parts = append(parts, fmt.Sprintf("%d open questions, %d decisions, %d known fixes, %d invariants.",
-		len(m.OpenQuestions), len(m.Decisions), len(m.Affordances.AvoidRepeating), len(m.Affordances.Invariants)))
-	// The fixed counts go last but must survive the cut: clip the prose
-	// before them.
-	tail := parts[len(parts)-1]
-	head := strings.Join(parts[:len(parts)-1], " ")
-	return clip(head, MaxSummaryBytes-len(tail)-1) + " " + tail
+	// The fixed counts go last but must survive the cut: whole lines of
+	// prose are dropped, the last one clipped, before them.
+	tail := fmt.Sprintf("%d open questions, %d decisions, %d known fixes, %d invariants.",
+		len(m.OpenQuestions), len(m.Decisions), len(m.Affordances.AvoidRepeating), len(m.Affordances.Invariants))
+	room := MaxSummaryBytes - len(tail) - 1
+	var kept []string
+	for _, p := range parts {
+		p = strings.Join(strings.Fields(p), " ")
+		if room <= len("…")+1 {
+			break
+		}
+		if len(p)+1 > room {
+			p = clip(p, room-1)
+		}
+		kept = append(kept, p)
+		room -= len(p) + 1
+	}
+	return strings.Join(append(kept, tail), "\n")
 }

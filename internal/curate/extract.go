@@ -84,6 +84,9 @@ type Items struct {
 	// Compaction is the gist of the episode's latest compaction summary
 	// (the agent's own account of the work so far), for summary.high_level.
 	Compaction string `json:"compaction,omitempty"`
+	// Report is the agent's final report of the episode as the summary
+	// keeps it (report): its opening and the sentences stating a choice.
+	Report []string `json:"report,omitempty"`
 	// Successes are the calls that succeeded in this episode, by subject
 	// (as in an open question's blocked_on), with what led to them: Apply
 	// turns an earlier checkpoint's unresolved error on the same subject
@@ -169,6 +172,7 @@ func Extract(ep checkpoint.Episode) Items {
 	x.plans(&it)
 	x.files(&it)
 	x.compaction(&it)
+	x.report(&it)
 	it.AvoidRepeating = dedupTexts(it.AvoidRepeating)
 	it.Invariants = dedupTexts(it.Invariants)
 	it.Decisions = dedupBy(it.Decisions, func(d Decision) string { return d.Statement })

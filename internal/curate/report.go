@@ -1,0 +1,61 @@
+package curate
+
+import (
+	"strings"
+
+	"github.com/medallionhq/medallion/internal/transcript"
+)
+
+// Bounds on the agent's final report as the summary keeps it.
+const (
+	// reportWords is the fewest words an assistant message needs to count
+	// as a report rather than an acknowledgement ("Done.").
+	reportWords = 12
+	// reportOpening is how many of the report's first sentences are kept:
+	// an agent opens its report with what it did.
+	reportOpening  = 2
+	maxReportLines = 6
+	maxReportLine  = 220
+)
+
+// choiceCues mark a sentence that states a choice and why, which the next
+// session needs so as not to reopen it.
+var choiceCues = []string{
+	"decided", "decision", "chose", "chosen", "instead of", "rather than", "will use",
+	"switched to", "because", "opted", "went with", "so that",
+}
+
+// report keeps the agent's own account of the episode: the last assistant
+// message of substance, its opening sentences and every sentence that
+// states a choice. The summary carries it, most recent first, so that what
+// was done and decided reaches the next session in the agent's words
+// without each sentence becoming a medallion item.
+func (x *extractor) report(it *Items) {
+	for i := len(x.ep.Events) - 1; i >= 0; i-- {
+		e := &x.ep.Events[i].Event
+		if e.Kind != transcript.KindAssistantMessage || len(strings.Fields(e.Text)) < reportWords {
+			continue
+		}
+		var out []string
+		for j, s := range sentences(e.Text) {
+			if len(out) == maxReportLines {
+				break
+			}
+			if j < reportOpening || hasChoiceCue(s) {
+				out = append(out, clip(s, maxReportLine))
+			}
+		}
+		it.Report = out
+		return
+	}
+}
+
+func hasChoiceCue(s string) bool {
+	l := strings.ToLower(s)
+	for _, c := range choiceCues {
+		if strings.Contains(l, c) {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,57 @@
+package curate
+
+import (
+	"slices"
+	"strings"
+	"testing"
+)
+
+func TestReport(t *testing.T) {
+	long := "I moved the parser into its own package and the tests pass again now."
+	for _, tc := range []struct {
+		name string
+		says []string
+		want []string
+	}{
+		{"no assistant message", nil, nil},
+		{"an acknowledgement is no report", []string{"Done."}, nil},
+		{"the last message of substance wins over an earlier one",
+			[]string{"Earlier I looked at the lexer and found three places that allocate per token.", long, "Done."},
+			[]string{long}},
+		{"opening sentences and stated choices, nothing else",
+			[]string{"Fixed the export. The count was off by one. It walks the list twice. " +
+				"I chose a map instead of a slice because lookups dominate. The docs are unchanged."},
+			[]string{"Fixed the export.", "The count was off by one.", "I chose a map instead of a slice because lookups dominate."}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var b builder
+			for _, s := range tc.says {
+				b.say(s)
+			}
+			var it Items
+			x := extractor{ep: b.episode()}
+			x.report(&it)
+			if !slices.Equal(it.Report, tc.want) {
+				t.Errorf("report = %q, want %q", it.Report, tc.want)
+			}
+		})
+	}
+}
+
+func TestSummaryLinesWithinBound(t *testing.T) {
+	m := Apply(nil, []string{"repo:r"}, Items{
+		Report:   []string{strings.Repeat("word ", 150), "I chose X because Y."},
+		Progress: []string{strings.Repeat("step ", 200)},
+	}, t0)
+	h := m.Summary.HighLevel
+	if len(h) > MaxSummaryBytes {
+		t.Errorf("summary is %d bytes, over %d", len(h), MaxSummaryBytes)
+	}
+	lines := strings.Split(h, "\n")
+	if lines[0] != "Scope: repo:r." || !strings.HasPrefix(lines[1], "Latest report: word") || lines[2] != "I chose X because Y." {
+		t.Errorf("summary lines = %q, want scope, report, choice first", lines)
+	}
+	if last := lines[len(lines)-1]; !strings.HasSuffix(last, "invariants.") {
+		t.Errorf("last line %q, want the counts", last)
+	}
+}
