@@ -70,7 +70,7 @@ func (c *Curator) Curate(ctx context.Context, ep checkpoint.Episode) (checkpoint
 		case err != nil:
 			return checkpoint.Result{}, fmt.Errorf("store tier 0 medallion for session %s: %w", ep.SessionID, err)
 		}
-		return checkpoint.Result{MedallionID: stored.Meta.MedallionID, Version: stored.Meta.Version}, nil
+		return checkpoint.Result{MedallionID: stored.Meta.MedallionID, Version: stored.Meta.Version, Items: Counts(items)}, nil
 	}
 	return checkpoint.Result{}, fmt.Errorf("store tier 0 medallion for session %s: %w after %d attempts", ep.SessionID, store.ErrConflict, conflictRetries)
 }
@@ -98,4 +98,20 @@ func sortedSet(s []string) []string {
 	out := slices.Clone(s)
 	slices.Sort(out)
 	return slices.Compact(out)
+}
+
+// Counts counts items by kind, as the checkpoint log and answer show what
+// was stored, leaving out the empty kinds.
+func Counts(it Items) map[string]int {
+	out := map[string]int{}
+	for k, n := range map[string]int{
+		"avoid_repeating": len(it.AvoidRepeating), "invariants": len(it.Invariants),
+		"decisions": len(it.Decisions), "open_questions": len(it.OpenQuestions), "closed": len(it.Closed),
+		"progress": len(it.Progress), "subsystems": len(it.Subsystems), "entry_points": len(it.EntryPoints),
+	} {
+		if n > 0 {
+			out[k] = n
+		}
+	}
+	return out
 }

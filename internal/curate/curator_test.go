@@ -2,6 +2,7 @@ package curate
 
 import (
 	"context"
+	"maps"
 	"testing"
 	"time"
 
@@ -42,6 +43,9 @@ func TestCuratorCreatesThenUpdates(t *testing.T) {
 	}
 	if res.MedallionID != ID([]string{"repo:muse"}) || res.Version != 1 {
 		t.Fatalf("first result = %+v", res)
+	}
+	if want := map[string]int{"decisions": 1, "invariants": 1, "open_questions": 1}; !maps.Equal(res.Items, want) {
+		t.Errorf("first result counts %v, want %v (no empty kinds)", res.Items, want)
 	}
 	first, err := st.Get(ctx, res.MedallionID)
 	if err != nil || first == nil {

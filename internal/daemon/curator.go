@@ -11,8 +11,7 @@ import (
 )
 
 // tier0 is the daemon's checkpoint.Curator: Tier 0 curation (curate.Curator)
-// into the store. It adds what the checkpoint log and answer show — the
-// items stored, by kind — and writes an evidence checkpoint's tags into the
+// into the store; it writes an evidence checkpoint's tags into the
 // medallion's scope.
 type tier0 struct {
 	st store.Store
@@ -26,28 +25,7 @@ func (t tier0) Curate(ctx context.Context, ep checkpoint.Episode) (checkpoint.Re
 	if len(ep.Tags) > 0 {
 		c.Store = taggedStore{Store: t.st, tags: ep.Tags}
 	}
-	res, err := c.Curate(ctx, ep)
-	if err != nil || res.MedallionID == "" || res.Items != nil {
-		return res, err
-	}
-	// Extract is deterministic, so this counts exactly what was stored.
-	res.Items = itemCounts(curate.Extract(ep))
-	return res, nil
-}
-
-// itemCounts counts items by kind, leaving out the empty kinds.
-func itemCounts(it curate.Items) map[string]int {
-	out := map[string]int{}
-	for k, n := range map[string]int{
-		"avoid_repeating": len(it.AvoidRepeating), "invariants": len(it.Invariants),
-		"decisions": len(it.Decisions), "open_questions": len(it.OpenQuestions), "closed": len(it.Closed),
-		"progress": len(it.Progress), "subsystems": len(it.Subsystems), "entry_points": len(it.EntryPoints),
-	} {
-		if n > 0 {
-			out[k] = n
-		}
-	}
-	return out
+	return c.Curate(ctx, ep)
 }
 
 // taggedStore adds tags to the scope of every medallion it writes: the
