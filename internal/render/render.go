@@ -13,9 +13,10 @@
 package render
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
-	"strconv"
+	"slices"
 	"strings"
 
 	"github.com/medallionhq/medallion/internal/medallion"
@@ -190,12 +191,15 @@ func newDoc(m *medallion.Medallion) *doc {
 		}
 		add(s, line, q)
 	}
-	for _, x := range m.Decisions {
+	// The user's decisions come before the agent's weaker ones, so a tight
+	// budget cuts the agent's choices first; equals keep stored order.
+	ds := slices.Clone(m.Decisions)
+	slices.SortStableFunc(ds, func(a, b medallion.Decision) int { return cmp.Compare(b.Confidence, a.Confidence) })
+	for _, x := range ds {
 		line := fmt.Sprintf("- [%s] %s", x.ID, oneLine(x.Statement))
 		if r := oneLine(x.Rationale); r != "" {
 			line += " — " + r
 		}
-		line += " (confidence " + strconv.FormatFloat(x.Confidence, 'f', -1, 64) + ")"
 		add(secDecisions, line, x)
 	}
 	if h := strings.TrimSpace(m.Summary.HighLevel); h != "" {
