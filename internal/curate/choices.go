@@ -1,0 +1,118 @@
+package curate
+
+import (
+	"slices"
+	"strings"
+
+	"github.com/medallionhq/medallion/internal/transcript"
+)
+
+// Agent choices: most decisions a next session must respect are made by
+// the agent and stated in its messages ("I'll use X instead of Y", "store
+// it in Z because …"), not only in its final report. A sentence of an
+// assistant message (not its reasoning) with a strong choice cue becomes a
+// decision of lower confidence than the user's word; questions, hedges and
+// progress narration are left out.
+
+const (
+	// confidenceChoice is below every user-stated item, so the medallion's
+	// decision cap drops an agent choice first.
+	confidenceChoice = 0.5
+	// maxChoices bounds the agent choices taken from one episode.
+	maxChoices = 2
+	// minChoiceWords is the fewest words a choice sentence needs to carry
+	// its subject.
+	minChoiceWords = 6
+)
+
+// choiceCue is a phrase that marks a stated choice, with its weight.
+type choiceCue struct {
+	phrase string
+	weight int
+}
+
+// agentChoiceCues are weighed: an explicit decision outranks a plain
+// intention.
+var agentChoiceCues = []choiceCue{
+	{"decided to", 3}, {"i chose", 3}, {"we chose", 3}, {"going with", 3}, {"the approach is", 3},
+	{"instead of", 2}, {"rather than", 2}, {"switched to", 2}, {"switch to", 2}, {"plan is to", 2},
+	{"i'll use", 2}, {"we'll use", 2}, {"will store", 2}, {"will track", 2}, {"opted", 2},
+}
+
+// hedges mark a sentence that weighs an option rather than takes it, or
+// narrates the next step.
+var hedges = []string{
+	"maybe", "might", "could", "perhaps", "let me", "i'm going to", "now i'll", "i'll run", "i'll check",
+	"i'll read", "i'll look", "in the next", "confirm", "track all", "should i", "do you", "would you", "if you",
+}
+
+// choiceWeight scores one sentence of an assistant message: zero when it
+// is no choice.
+func choiceWeight(s string) int {
+	if strings.HasSuffix(s, "?") || strings.ContainsAny(s, "|*") || len(strings.Fields(s)) < minChoiceWords {
+		return 0
+	}
+	l := strings.ReplaceAll(strings.ToLower(s), "\u2019", "'")
+	for _, h := range hedges {
+		if strings.Contains(l, h) {
+			return 0
+		}
+	}
+	w := 0
+	for _, c := range agentChoiceCues {
+		if strings.Contains(l, c.phrase) {
+			w = max(w, c.weight)
+		}
+	}
+	return w
+}
+
+// rationaleOf returns the "because/so that/since" clause of a sentence.
+func rationaleOf(s string) string {
+	l := strings.ToLower(s)
+	for _, c := range []string{" because ", " so that ", " since "} {
+		if i := strings.Index(l, c); i >= 0 {
+			r := strings.TrimSpace(s[i+1:])
+			return strings.ToUpper(r[:1]) + r[1:]
+		}
+	}
+	return ""
+}
+
+// choices turns the strongest choice sentences of the agent's messages
+// into decisions, the latest first among equals.
+func (x *extractor) choices(it *Items) {
+	type cand struct {
+		text, id string
+		weight   int
+		at       int
+	}
+	var cs []cand
+	for i := range x.ep.Events {
+		e := &x.ep.Events[i].Event
+		if e.Kind != transcript.KindAssistantMessage {
+			continue
+		}
+		for _, s := range sentences(e.Text) {
+			if w := choiceWeight(s); w > 0 {
+				cs = append(cs, cand{text: s, id: e.ID, weight: w, at: i})
+			}
+		}
+	}
+	slices.SortStableFunc(cs, func(a, b cand) int {
+		if a.weight != b.weight {
+			return b.weight - a.weight
+		}
+		return b.at - a.at
+	})
+	for _, c := range cs[:min(len(cs), maxChoices)] {
+		r := rationaleOf(c.text)
+		if r == "" {
+			r = "Chosen by the agent in session " + x.ep.SessionID + "."
+		}
+		it.Decisions = append(it.Decisions, Decision{
+			Statement: clip(c.text, maxStatement), Rationale: clip(r, maxStatement),
+			Confidence: confidenceChoice, Evidence: x.evidence(c.id),
+		})
+	}
+}
