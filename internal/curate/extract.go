@@ -1012,7 +1012,7 @@ func (x *extractor) plans(it *Items) {
 		}
 		it.Decisions = append(it.Decisions, Decision{
 			Statement:  clip("Approved plan: "+first, maxStatement),
-			Rationale:  "The user approved the plan in session " + x.ep.SessionID + ".",
+			Rationale:  rationaleApprovedPlan,
 			Confidence: confidencePlan,
 			Evidence:   x.evidence(e.ID, res),
 		})

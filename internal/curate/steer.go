@@ -41,6 +41,15 @@ var ruleCues = []string{
 	"at most", "without", "always", "no,", "wrong", "bad idea", "not ",
 }
 
+// The rationales of decisions taken from the user's words. They are short
+// on purpose: the session is already in the medallion's evidence, and every
+// token of a stock phrase is a token a load cannot spend on a decision.
+const (
+	rationaleUserRequest    = "user request"
+	rationaleUserPreference = "user preference"
+	rationaleApprovedPlan   = "user-approved plan"
+)
+
 // directives turns the user's prompts into invariants (rules and
 // corrections) and decisions (preferences and requests).
 func (x *extractor) directives(it *Items) {
@@ -55,12 +64,12 @@ func (x *extractor) directives(it *Items) {
 				it.Invariants = append(it.Invariants, Text{Text: c.text, Confidence: confidenceStrong, Evidence: x.evidence(e.ID)})
 			case preference:
 				it.Decisions = append(it.Decisions, Decision{
-					Statement: c.text, Rationale: "The user said so in session " + x.ep.SessionID + ".",
+					Statement: c.text, Rationale: rationaleUserPreference,
 					Confidence: confidencePreference, Evidence: x.evidence(e.ID),
 				})
 			default:
 				it.Decisions = append(it.Decisions, Decision{
-					Statement: c.text, Rationale: "Requested by the user in session " + x.ep.SessionID + ".",
+					Statement: c.text, Rationale: rationaleUserRequest,
 					Confidence: confidenceRequest, Evidence: x.evidence(e.ID),
 				})
 			}
