@@ -432,18 +432,17 @@ func applySubsystems(m *medallion.Medallion, subs []Subsystem) {
 	}
 }
 
-// summary writes summary.high_level from the scope, the episode's progress
-// (the agent's final report, completed todos, the latest compaction
-// summary, what was resolved or superseded) and the medallion's current
-// state, most recent first, within MaxSummaryBytes. Each part is its own
-// line, so that a load shows it as one.
+// summary writes summary.high_level from the episode's progress (the
+// agent's final report, completed todos, the latest compaction summary,
+// what was resolved or superseded) and the medallion's current state, most
+// recent first, within MaxSummaryBytes. Each part is its own line, so that
+// a load shows it as one. Counts of the medallion's items and its scope are
+// left out: a load already lists the items under their headings and names
+// the scope in its preamble, and every byte they took was a byte of report
+// the next session could not read. The scope stands in only when there is
+// nothing else to say.
 func summary(m *medallion.Medallion, items Items, notes []string) string {
 	var parts []string
-	scope := strings.Join(m.Scope.GraphNodes, ", ")
-	if scope == "" {
-		scope = strings.Join(m.Scope.Tags, ", ")
-	}
-	parts = append(parts, "Scope: "+scope+".")
 	if len(items.Current) > 0 {
 		parts = append(parts, "In progress: "+strings.Join(items.Current, "; ")+".")
 	}
@@ -469,11 +468,15 @@ func summary(m *medallion.Medallion, items Items, notes []string) string {
 	if len(active) > 0 {
 		parts = append(parts, "Being changed: "+strings.Join(active, ", ")+".")
 	}
-	// The fixed counts go last but must survive the cut: whole lines of
-	// prose are dropped, the last one clipped, before them.
-	tail := fmt.Sprintf("%d open questions, %d decisions, %d known fixes, %d invariants.",
-		len(m.OpenQuestions), len(m.Decisions), len(m.Affordances.AvoidRepeating), len(m.Affordances.Invariants))
-	room := MaxSummaryBytes - len(tail) - 1
+	if len(parts) == 0 {
+		scope := strings.Join(m.Scope.GraphNodes, ", ")
+		if scope == "" {
+			scope = strings.Join(m.Scope.Tags, ", ")
+		}
+		parts = append(parts, "Scope: "+scope+".")
+	}
+	// Whole lines of prose are kept while they fit, the last one clipped.
+	room := MaxSummaryBytes
 	var kept []string
 	for _, p := range parts {
 		p = strings.Join(strings.Fields(p), " ")
@@ -486,5 +489,5 @@ func summary(m *medallion.Medallion, items Items, notes []string) string {
 		kept = append(kept, p)
 		room -= len(p) + 1
 	}
-	return strings.Join(append(kept, tail), "\n")
+	return strings.Join(kept, "\n")
 }
