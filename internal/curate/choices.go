@@ -108,7 +108,7 @@ func (x *extractor) choices(it *Items) {
 	for _, c := range cs[:min(len(cs), maxChoices)] {
 		r := rationaleOf(c.text)
 		if r == "" {
-			r = "Chosen by the agent in session " + x.ep.SessionID + "."
+			r = rationaleAgentChoice
 		}
 		it.Decisions = append(it.Decisions, Decision{
 			Statement: clip(c.text, maxStatement), Rationale: clip(r, maxStatement),

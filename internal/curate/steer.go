@@ -48,6 +48,7 @@ const (
 	rationaleUserRequest    = "user request"
 	rationaleUserPreference = "user preference"
 	rationaleApprovedPlan   = "user-approved plan"
+	rationaleAgentChoice    = "agent's choice"
 )
 
 // directives turns the user's prompts into invariants (rules and
