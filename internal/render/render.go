@@ -192,8 +192,10 @@ func newDoc(m *medallion.Medallion) *doc {
 		add(s, line, q)
 	}
 	// The user's decisions come before the agent's weaker ones, so a tight
-	// budget cuts the agent's choices first; equals keep stored order.
+	// budget cuts the agent's choices first; among equals the newest come
+	// first, since a later request refines or replaces an earlier one.
 	ds := slices.Clone(m.Decisions)
+	slices.Reverse(ds)
 	slices.SortStableFunc(ds, func(a, b medallion.Decision) int { return cmp.Compare(b.Confidence, a.Confidence) })
 	for _, x := range ds {
 		line := fmt.Sprintf("- [%s] %s", x.ID, oneLine(x.Statement))

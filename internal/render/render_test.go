@@ -237,3 +237,26 @@ func TestTokensSubadditive(t *testing.T) {
 		}
 	}
 }
+
+// TestDecisionOrder checks that stronger decisions come first and, among
+// equals, the newest: a later request refines an earlier one, so a tight
+// budget cuts the oldest.
+func TestDecisionOrder(t *testing.T) {
+	m := fixed()
+	m.Decisions = []medallion.Decision{
+		{ID: "D-001", Statement: "first request", Confidence: 0.6},
+		{ID: "D-002", Statement: "agent choice", Confidence: 0.5},
+		{ID: "D-003", Statement: "second request", Confidence: 0.6},
+		{ID: "D-004", Statement: "stated rule", Confidence: 0.9},
+	}
+	text := Load([]*medallion.Medallion{m}, Options{}).Text
+	want := []string{"[D-004]", "[D-003]", "[D-001]", "[D-002]"}
+	last := -1
+	for _, id := range want {
+		i := strings.Index(text, id)
+		if i < 0 || i < last {
+			t.Fatalf("decisions not in order %v:\n%s", want, text)
+		}
+		last = i
+	}
+}
