@@ -184,6 +184,27 @@ func Extract(ep checkpoint.Episode) Items {
 type extractor struct {
 	ep    checkpoint.Episode
 	calls map[string]*transcript.Event // tool call id → call
+	// textFailures memoizes textFailure per event index: remedy scans the
+	// events between every failure and its fix, and textFailure (a line
+	// scan plus the findings patterns) would otherwise run O(failures ×
+	// events) times on a long episode.
+	textFailures []int8 // 0 unknown, 1 yes, -1 no
+}
+
+// textFailed is textFailure of event i, computed once.
+func (x *extractor) textFailed(i int) bool {
+	if x.textFailures == nil {
+		x.textFailures = make([]int8, len(x.ep.Events))
+	}
+	if v := x.textFailures[i]; v != 0 {
+		return v > 0
+	}
+	ok := textFailure(&x.ep.Events[i].Event)
+	x.textFailures[i] = -1
+	if ok {
+		x.textFailures[i] = 1
+	}
+	return ok
 }
 
 func (x *extractor) evidence(ids ...string) Evidence {
@@ -333,7 +354,7 @@ func (x *extractor) errors(it *Items) {
 		}
 		key := callKey(c)
 		switch {
-		case failed(e) || textFailure(e):
+		case failed(e) || x.textFailed(i):
 			if key == "" {
 				continue
 			}
@@ -599,7 +620,7 @@ func (x *extractor) remedy(from, to int, success *transcript.Event) string {
 			if g := editGist(e.Text); g != "" && len(gists) < maxGists && !slices.Contains(gists, g) {
 				gists = append(gists, g)
 			}
-		case e.Kind == transcript.KindToolResult && succeeded(e) && !textFailure(e):
+		case e.Kind == transcript.KindToolResult && succeeded(e) && !x.textFailed(i):
 			c := x.call(e)
 			if c.Command == "" || trivial(c, e) || len(ran) == maxRan {
 				continue
