@@ -49,7 +49,7 @@ func (c *Curator) Curate(ctx context.Context, ep checkpoint.Episode) (checkpoint
 		}
 		var stored *medallion.Medallion
 		if existing == nil {
-			stored, err = c.Store.Create(ctx, Apply(nil, ep.Scope, items, now()))
+			stored, err = c.Store.Create(ctx, withTags(Apply(nil, ep.Scope, items, now()), ep.Tags))
 			if errors.Is(err, store.ErrExists) {
 				// The scope's id is taken by a medallion that is not
 				// active or appeared meanwhile: update that one.
@@ -62,7 +62,7 @@ func (c *Curator) Curate(ctx context.Context, ep checkpoint.Episode) (checkpoint
 			}
 		}
 		if existing != nil {
-			stored, err = c.Store.Update(ctx, Apply(existing, ep.Scope, items, now()))
+			stored, err = c.Store.Update(ctx, withTags(Apply(existing, ep.Scope, items, now()), ep.Tags))
 		}
 		switch {
 		case errors.Is(err, store.ErrConflict):
@@ -114,4 +114,17 @@ func Counts(it Items) map[string]int {
 		}
 	}
 	return out
+}
+
+// withTags adds an episode's scope tags (an evidence checkpoint's --tag) to
+// m's, sorted and without repeats. Apply chooses the tags of a new
+// medallion; these are added to them on every version the episode writes.
+func withTags(m *medallion.Medallion, tags []string) *medallion.Medallion {
+	if len(tags) == 0 {
+		return m
+	}
+	all := append(slices.Clone(m.Scope.Tags), tags...)
+	slices.Sort(all)
+	m.Scope.Tags = slices.Compact(all)
+	return m
 }

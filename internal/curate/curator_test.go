@@ -3,6 +3,7 @@ package curate
 import (
 	"context"
 	"maps"
+	"slices"
 	"testing"
 	"time"
 
@@ -85,5 +86,36 @@ func TestCuratorCreatesThenUpdates(t *testing.T) {
 	}
 	if err := second.Validate(); err != nil {
 		t.Error(err)
+	}
+}
+
+// An episode's tags (an evidence checkpoint's --tag) are added to the scope
+// tags of every version it writes, sorted, without repeats.
+func TestCuratorAddsEpisodeTags(t *testing.T) {
+	st, err := store.Open(t.TempDir(), store.Options{GCInterval: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	ctx := context.Background()
+	cur := &Curator{Store: st, Now: func() time.Time { return t0 }}
+
+	for i, tags := range [][]string{{"seed", "project_state"}, {"release"}} {
+		var b builder
+		b.prompt("Never commit directly to main.")
+		ep := b.episode()
+		ep.Tags = tags
+		res, err := cur.Curate(ctx, ep)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m, err := st.Get(ctx, res.MedallionID)
+		if err != nil || m == nil {
+			t.Fatalf("get: %v, %v", m, err)
+		}
+		want := [][]string{{"project_state", "seed"}, {"project_state", "release", "seed"}}[i]
+		if !slices.Equal(m.Scope.Tags, want) {
+			t.Errorf("version %d tags = %v, want %v", m.Meta.Version, m.Scope.Tags, want)
+		}
 	}
 }

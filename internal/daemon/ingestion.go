@@ -13,6 +13,7 @@ import (
 	"github.com/medallionhq/medallion/internal/api"
 	"github.com/medallionhq/medallion/internal/checkpoint"
 	"github.com/medallionhq/medallion/internal/config"
+	"github.com/medallionhq/medallion/internal/curate"
 	"github.com/medallionhq/medallion/internal/ingest"
 	"github.com/medallionhq/medallion/internal/scope"
 	"github.com/medallionhq/medallion/internal/store"
@@ -52,7 +53,7 @@ func startIngestion(ctx context.Context, cfg *config.Config, st *store.Badger, l
 	resolver := scope.New(rules, scope.Options{})
 	in.scope = resolver
 
-	mgr, err := checkpoint.New(st, tier0{st: st}, checkpoint.Options{
+	mgr, err := checkpoint.New(st, &curate.Curator{Store: st}, checkpoint.Options{
 		Policy: checkpoint.Policy{
 			EveryEvents: cfg.Checkpoint.EveryEvents, MinEvents: cfg.Checkpoint.MinEvents,
 			Idle: cfg.Checkpoint.Idle, Schedule: cfg.Checkpoint.Schedule,
