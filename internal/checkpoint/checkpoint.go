@@ -438,6 +438,12 @@ func (m *Manager) run(ctx context.Context, id string, r *request) api.Checkpoint
 			}
 			return res
 		}
+		read := len(events)
+		if r.trigger != TriggerIdle && r.trigger != TriggerManual {
+			// The agent may be mid-turn: a call whose result is still to
+			// come waits for the next episode.
+			events = events[:episode.Settled(events)]
+		}
 		ep := Episode{
 			SessionID: id, Scope: res.Scope, Agent: info.Agent, Trigger: r.trigger, Note: r.note,
 			Events: events, Context: episode.Derive(events),
@@ -456,7 +462,7 @@ func (m *Manager) run(ctx context.Context, id string, r *request) api.Checkpoint
 		res.Items = addCounts(res.Items, out.Items)
 		m.logDone(id, r.trigger, len(events), out, m.now().Sub(start))
 		m.cleared(id, len(events))
-		if len(events) < MaxEpisodeEvents {
+		if read < MaxEpisodeEvents {
 			return res
 		}
 	}

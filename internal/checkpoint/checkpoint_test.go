@@ -192,6 +192,27 @@ func TestEveryEvents(t *testing.T) {
 	}
 }
 
+// TestEveryEventsKeepsPendingCall: a count checkpoint that falls between
+// a tool call and its result leaves the call buffered, so the next episode
+// holds the pair whole.
+func TestEveryEventsKeepsPendingCall(t *testing.T) {
+	rec := &recording{}
+	e := newEnv(t, rec.curator(), Policy{EveryEvents: 5, MinEvents: 3})
+	e.ingest(prompt("s1", "commit it"), call("s1", "c1", "git status"), result("s1", "c1", true), prompt("s1", "go"))
+	e.ingest(call("s1", "c2", "git commit -m x"))
+	waitFor(t, "a checkpoint", func() bool { return len(rec.episodes()) == 1 })
+	if ep := rec.episodes()[0]; len(ep.Events) != 4 {
+		t.Fatalf("first episode: %d events, want 4 (the pending call held back)", len(ep.Events))
+	}
+	waitFor(t, "one event left buffered", func() bool { return e.buffered("s1") == 1 })
+	e.ingest(result("s1", "c2", true), prompt("s1", "a"), prompt("s1", "b"), prompt("s1", "c"))
+	waitFor(t, "a second checkpoint", func() bool { return len(rec.episodes()) == 2 })
+	ep := rec.episodes()[1]
+	if len(ep.Events) != 5 || ep.Events[0].Event.ToolCallID != "c2" || ep.Events[1].Event.ToolCallID != "c2" {
+		t.Errorf("second episode: %d events starting %+v, want the call and its result first", len(ep.Events), ep.Events[0].Event)
+	}
+}
+
 func TestSignificantFix(t *testing.T) {
 	rec := &recording{}
 	e := newEnv(t, rec.curator(), Policy{EveryEvents: 100, MinEvents: 50})

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -72,9 +73,16 @@ func simulate(t testing.TB, format transcript.Format, path string) simulation {
 	var order []string
 	meds := map[string]*medallion.Medallion{}
 	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	flush := func(sid string) {
+	// flush checkpoints a session's buffer as the daemon does: a live
+	// checkpoint (every N events) leaves a call still waiting for its
+	// result buffered; the idle one takes everything.
+	flush := func(sid string, live bool) {
 		buf := buffers[sid]
-		buffers[sid] = nil
+		n := len(buf)
+		if live {
+			n = episode.Settled(buf)
+		}
+		buf, buffers[sid] = buf[:n:n], slices.Clone(buf[n:])
 		if len(buf) == 0 {
 			return
 		}
@@ -103,11 +111,11 @@ func simulate(t testing.TB, format transcript.Format, path string) simulation {
 		}
 		buffers[sid] = append(buffers[sid], episode.BufferedEvent{Seq: uint64(i + 1), Event: e})
 		if len(buffers[sid]) >= simEveryEvents && len(buffers[sid]) >= simMinEvents {
-			flush(sid)
+			flush(sid, true)
 		}
 	}
 	for _, sid := range order {
-		flush(sid) // the idle checkpoint
+		flush(sid, false) // the idle checkpoint
 		if m := meds[sid]; m != nil {
 			sim.medallions = append(sim.medallions, m)
 		}

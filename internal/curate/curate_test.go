@@ -155,13 +155,13 @@ func TestExtract(t *testing.T) {
 			},
 		},
 		{
-			name: "a written plan with no work after it stays open, one item per section",
+			name: "a written plan with no work after it stays open, as one item naming its open sections",
 			build: func(b *builder) {
 				b.prompt("Prepare a step by step plan, no code yet.")
 				b.say("## Phase 1: Core\n### Step 1.1: Add the interface\n- [ ] write types\n- [ ] write tests\n## Phase 2: Claude\n### Step 2.1: Parse history\n- [ ] find /clear\n## Notes\nNothing to do here.")
 			},
 			check: func(t *testing.T, it Items) {
-				want := []string{"medium Not started: Phase 1: Core — Step 1.1: Add the interface", "medium Not started: Phase 2: Claude — Step 2.1: Parse history"}
+				want := []string{"medium Not started: Phase 1: Core — Add the interface. Phase 2: Claude — Parse history"}
 				if got := questions(it.OpenQuestions); !slices.Equal(got, want) {
 					t.Errorf("questions = %q, want %q", got, want)
 				}
@@ -251,6 +251,11 @@ func TestExtract(t *testing.T) {
 			name: "chatter makes no item",
 			build: func(b *builder) {
 				b.prompt("Can you look at why the build is slow? I don't know why this fails sometimes.")
+				// A question without its mark, a two-word request and a
+				// courtesy are no decisions either.
+				b.prompt("does it make sense to have it combined")
+				b.prompt("check again")
+				b.prompt("You can ask me questions if you need clarification.")
 				b.say("Let me explore the repository. I think we should always be careful.")
 				b.add(transcript.Event{Kind: transcript.KindReasoning, Text: "Never assume; prefer reading code."})
 				b.run("c1", "Bash", "ls", nil, true, "README.md")

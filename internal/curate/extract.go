@@ -174,6 +174,7 @@ func Extract(ep checkpoint.Episode) Items {
 	x.compaction(&it)
 	x.report(&it)
 	x.choices(&it)
+	x.commits(&it)
 	it.AvoidRepeating = dedupTexts(it.AvoidRepeating)
 	it.Invariants = dedupTexts(it.Invariants)
 	it.Decisions = dedupBy(it.Decisions, func(d Decision) string { return d.Statement })

@@ -24,6 +24,9 @@ const (
 	// minContentWords is how many subject words a sentence needs to be
 	// more than a reply.
 	minContentWords = 2
+	// minRequestWords is how many subject words a request (a sentence
+	// with no rule cue) needs to become a decision.
+	minRequestWords = 3
 )
 
 const confidenceRequest = 0.6
@@ -93,9 +96,29 @@ func classify(text string) cue {
 	return none
 }
 
+// questionOpeners open a question, with or without its question mark
+// ("does it make sense to have it combined").
+var questionOpeners = []string{"does ", "do ", "is ", "are ", "can ", "could ", "should ", "would ", "will ",
+	"what ", "why ", "how ", "where ", "when ", "which ", "who ", "shall "}
+
+// question reports a sentence that asks rather than tells.
+func question(s string) bool {
+	if strings.HasSuffix(s, "?") {
+		return true
+	}
+	l := strings.ToLower(strings.TrimLeft(s, "*_-> "))
+	for _, q := range questionOpeners {
+		if strings.HasPrefix(l, q) {
+			return true
+		}
+	}
+	return false
+}
+
 // chatterOpeners open sentences about the user's state of mind, whatever
 // cue words follow ("I don't know why …").
-var chatterOpeners = []string{"i don't know", "i dont know", "i'm not sure", "im not sure", "not sure", "i wonder"}
+var chatterOpeners = []string{"i don't know", "i dont know", "i'm not sure", "im not sure", "not sure", "i wonder",
+	"you can ask", "feel free"}
 
 // acks are acknowledgements: a sentence of little more is a reply.
 var acks = map[string]bool{"looks": true, "good": true, "great": true, "thanks": true, "thank": true, "perfect": true,
@@ -141,7 +164,13 @@ func (x *extractor) chunks(text string) []chunk {
 	for _, s := range sentences(text) {
 		s = strings.Join(strings.Fields(s), " ")
 		k := classify(s)
-		if chatter(s) || len(content(s)) < minContentWords || strings.HasSuffix(s, "?") && k == none {
+		if chatter(s) || len(content(s)) < minContentWords {
+			continue
+		}
+		if k == none && (question(s) || len(content(s)) < minRequestWords) {
+			// A question asks, it does not decide; a request of two
+			// words ("check again", "show tools") says too little to
+			// guide a later session.
 			continue
 		}
 		if cur.Len() > 0 && (k != kind || cur.Len()+1+len(s) > maxDirective) {

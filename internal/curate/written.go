@@ -1,6 +1,7 @@
 package curate
 
 import (
+	"regexp"
 	"strings"
 
 	"github.com/medallionhq/medallion/internal/episode"
@@ -10,15 +11,17 @@ import (
 
 // Bounds on the open items a written plan yields.
 const (
-	maxPlanSections = 4 // sections, one open item each
-	minPlanSteps    = 3 // unchecked steps that make a message a plan
+	maxPlanSections = 6   // sections named in the open item
+	maxPlanItem     = 800 // bytes of the open item: the sections and their steps
+	minPlanSteps    = 3   // unchecked steps that make a message a plan
 )
 
 // writtenPlan reports the steps of a plan the agent wrote out in a message
 // (unchecked "- [ ]" steps, or a status "Not Started") when no file was
 // edited after it: the plan is still to be carried out. Each section of
-// the plan ("## Phase 1: …") with its step headings is one open item, so
-// the next session knows where to start.
+// the plan ("## Phase 1: …") with its step headings goes into one open
+// item — the plan is one thing left to do, not one per phase — so the next
+// session knows where to start.
 func (x *extractor) writtenPlan(it *Items) {
 	at := -1
 	for i := range x.ep.Events {
@@ -48,22 +51,35 @@ func (x *extractor) writtenPlan(it *Items) {
 		case len(secs) == 0:
 		case strings.HasPrefix(l, "### "):
 			s := secs[len(secs)-1]
-			s.steps = append(s.steps, strings.TrimSpace(strings.Trim(l[4:], "*# ")))
+			s.steps = append(s.steps, stepTitle(l[4:]))
 		case strings.HasPrefix(l, "- [ ]"):
 			secs[len(secs)-1].open = true
 		}
 	}
-	n := 0
+	var parts []string
 	for _, s := range secs {
-		if !s.open || len(s.steps) == 0 || n == maxPlanSections {
+		if !s.open || len(s.steps) == 0 || len(parts) == maxPlanSections {
 			continue
 		}
-		n++
-		it.OpenQuestions = append(it.OpenQuestions, Question{
-			Question:  clip("Not started: "+s.title+" — "+strings.Join(s.steps, "; "), maxStatement),
-			BlockedOn: []string{},
-			Priority:  medallion.PriorityMedium,
-			Evidence:  x.evidence(e.ID),
-		})
+		parts = append(parts, s.title+" — "+strings.Join(s.steps, "; "))
 	}
+	if len(parts) == 0 {
+		return
+	}
+	it.OpenQuestions = append(it.OpenQuestions, Question{
+		Question:  clip("Not started: "+strings.Join(parts, ". "), maxPlanItem),
+		BlockedOn: []string{},
+		Priority:  medallion.PriorityMedium,
+		Evidence:  x.evidence(e.ID),
+	})
+}
+
+// stepNumber is a step heading's numbering ("Step 1.2:", "1.2.").
+var stepNumber = regexp.MustCompile(`^(?i:step\s+)?[0-9][0-9.]*[:.)]?\s+`)
+
+// stepTitle is a step heading without its markup and numbering: the order
+// is the list's, and the words are what the next session needs.
+func stepTitle(h string) string {
+	t := strings.TrimSpace(strings.Trim(h, "*# "))
+	return stepNumber.ReplaceAllString(t, "")
 }

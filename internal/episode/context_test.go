@@ -216,3 +216,33 @@ func TestEditsFiles(t *testing.T) {
 		}
 	}
 }
+
+func TestSettled(t *testing.T) {
+	ev := func(kind transcript.Kind, id string) BufferedEvent {
+		return BufferedEvent{Event: transcript.Event{Kind: kind, ToolCallID: id}}
+	}
+	call, result, say := transcript.KindToolCall, transcript.KindToolResult, transcript.KindAssistantMessage
+	cases := []struct {
+		name   string
+		events []BufferedEvent
+		want   int
+	}{
+		{"every call answered", []BufferedEvent{ev(say, ""), ev(call, "a"), ev(result, "a")}, 3},
+		{"the last call waits", []BufferedEvent{ev(say, ""), ev(call, "a"), ev(result, "a"), ev(call, "b")}, 3},
+		{"parallel calls, one answered", []BufferedEvent{ev(say, ""), ev(call, "a"), ev(call, "b"), ev(result, "b")}, 1},
+		{"everything would wait: take it all", []BufferedEvent{ev(call, "a"), ev(say, "")}, 2},
+	}
+	for _, c := range cases {
+		if got := Settled(c.events); got != c.want {
+			t.Errorf("%s: Settled = %d, want %d", c.name, got, c.want)
+		}
+	}
+	// A call older than the hold window holds nothing back.
+	old := []BufferedEvent{ev(say, ""), ev(call, "lost")}
+	for range HoldWindow {
+		old = append(old, ev(say, ""))
+	}
+	if got := Settled(old); got != len(old) {
+		t.Errorf("old unanswered call: Settled = %d, want %d", got, len(old))
+	}
+}

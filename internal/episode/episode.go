@@ -42,3 +42,36 @@ type BufferedEvent struct {
 	Seq   uint64           `json:"seq"`
 	Event transcript.Event `json:"event"`
 }
+
+// HoldWindow is how far back from the end of a buffer a tool call still
+// waiting for its result is held back by Settled; an older call without
+// a result (the agent was killed, the result never written) no longer
+// holds anything.
+const HoldWindow = 64
+
+// Settled returns how many events, from the start of a live session's
+// buffer, a checkpoint can curate now without separating a tool call from
+// its result: a call among the last HoldWindow events whose result has
+// not arrived stays buffered, with everything after it, for the next
+// episode, where the curator sees the pair whole (a commit's message with
+// git's confirmation, a failing command with its error). When nothing
+// would be left to curate, it returns len(events): holding everything
+// back would stall the session's checkpoints.
+func Settled(events []BufferedEvent) int {
+	results := map[string]bool{}
+	cut := len(events)
+	for i := len(events) - 1; i >= max(0, len(events)-HoldWindow); i-- {
+		e := &events[i].Event
+		switch {
+		case e.ToolCallID == "":
+		case e.Kind == transcript.KindToolResult:
+			results[e.ToolCallID] = true
+		case e.Kind == transcript.KindToolCall && !results[e.ToolCallID]:
+			cut = i
+		}
+	}
+	if cut == 0 {
+		return len(events)
+	}
+	return cut
+}
