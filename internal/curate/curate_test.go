@@ -111,14 +111,18 @@ func TestExtract(t *testing.T) {
 			},
 		},
 		{
-			// Typoed paths, missed globs and edits whose old text was
-			// not found are retries, not knowledge.
+			// Typoed paths, missed globs, edits whose old text was not
+			// found and git's no-op refusals are retries, not knowledge.
 			name: "trivial retries are no fixes",
 			build: func(b *builder) {
 				b.run("c1", "Read", "", []string{"/repo/x.go"}, false, "File does not exist.")
 				b.run("c2", "Read", "", []string{"/repo/x.go"}, true, "package x")
 				b.run("c3", "Bash", "ls /repo/nope", nil, false, "ls: cannot access '/repo/nope': No such file or directory")
 				b.run("c4", "Edit", "", []string{"/repo/x.go"}, false, "String to replace not found in file.")
+				// git refusing a no-op or a first push without upstream.
+				b.run("c5", "Bash", "git commit -m wip", nil, false, "Exit code 1\nOn branch main\nnothing to commit, working tree clean")
+				b.run("c6", "Bash", "git push", nil, false, "fatal: The current branch x has no upstream branch.")
+				b.run("c7", "Bash", "git push -u origin x", nil, true, "branch 'x' set up to track 'origin/x'.")
 			},
 			check: func(t *testing.T, it Items) {
 				if len(it.AvoidRepeating)+len(it.OpenQuestions) != 0 {

@@ -517,11 +517,21 @@ var exploratory = map[string]bool{
 	"cd": true, "bd": true, "type": true, "command": true, "less": true, "open": true, "curl": true,
 }
 
+// noOps are failures that say there was nothing to do, or a first push
+// that needs its upstream named: the project is fine, nothing was fixed.
+var noOps = []string{"nothing to commit", "has no upstream branch", "no changes added to commit"}
+
 // trivial reports calls whose failures are trivial retries: file reads,
-// searches and listings, and edits that missed their target text.
+// searches and listings, edits that missed their target text, and git's
+// no-op refusals.
 func trivial(c, result *transcript.Event) bool {
 	if shellMisuse(result.Text) {
 		return true
+	}
+	for _, o := range noOps {
+		if strings.Contains(result.Text, o) {
+			return true
+		}
 	}
 	if c.Command != "" {
 		f := strings.Fields(c.Command)
