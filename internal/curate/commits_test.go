@@ -2,6 +2,7 @@ package curate
 
 import (
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/medallionhq/medallion/internal/transcript"
@@ -50,5 +51,27 @@ func TestCommits(t *testing.T) {
 	}
 	if !slices.Equal(got, want) {
 		t.Errorf("commit decisions = %q, want %q", got, want)
+	}
+}
+
+func TestCommandKey(t *testing.T) {
+	cases := map[string]string{
+		"mix test test/a_test.exs 2>&1 | tail -30":                 "mix test",
+		"cd /repo && go test ./...":                                "go test",
+		"git add -A && git commit -m \"$(cat <<'EOF'\nx\nEOF\n)\"": "git commit",
+		"git add lib/a.ex":                                         "git add",
+		"MIX_ENV=test mix credo --strict":                          "mix credo",
+	}
+	for cmd, want := range cases {
+		if got := commandKey(cmd); got != want {
+			t.Errorf("commandKey(%q) = %q, want %q", cmd, got, want)
+		}
+	}
+	// A long chain keeps its last step when quoted, so an open question's
+	// blocked_on still names the check.
+	long := "git add lib/spotter_web/controllers/otel_trace_helpers.ex lib/spotter_web/controllers/hooks_controller.ex && git commit -m \"feat: x\""
+	short := shortCommand(long, 80)
+	if len(short) > 80 || !strings.HasSuffix(short, "&& git commit") || commandKey(short) != "git commit" {
+		t.Errorf("shortCommand = %q (%d bytes, key %q)", short, len(short), commandKey(short))
 	}
 }

@@ -259,8 +259,10 @@ var shellOnly = map[string]bool{"cd": true, "export": true, "source": true, "set
 // word that is neither a flag nor a path ("mix test", "git push", "go
 // test"), from its first segment that does more than set up the shell. A
 // later success of the same check shows a failure fixed even when the
-// arguments changed ("mix test test/a_test.exs" then "mix test").
+// arguments changed ("mix test test/a_test.exs" then "mix test"). Staging
+// ("git add -A && git commit …") only prepares the command after it.
 func commandKey(cmd string) string {
+	staged := false
 	for _, seg := range strings.FieldsFunc(cmd, func(r rune) bool { return r == '&' || r == ';' || r == '|' || r == '\n' }) {
 		f := strings.Fields(seg)
 		for len(f) > 0 && strings.Contains(f[0], "=") {
@@ -276,7 +278,14 @@ func commandKey(cmd string) string {
 				break
 			}
 		}
+		if key == "git add" {
+			staged = true
+			continue
+		}
 		return key
+	}
+	if staged {
+		return "git add"
 	}
 	return strings.Join(strings.Fields(cmd), " ")
 }
@@ -518,8 +527,10 @@ var exploratory = map[string]bool{
 }
 
 // noOps are failures that say there was nothing to do, or a first push
-// that needs its upstream named: the project is fine, nothing was fixed.
-var noOps = []string{"nothing to commit", "has no upstream branch", "no changes added to commit"}
+// that needs its upstream named, an add of ignored paths: the project is
+// fine, nothing was fixed.
+var noOps = []string{"nothing to commit", "has no upstream branch", "no changes added to commit",
+	"paths are ignored by one of your .gitignore files"}
 
 // trivial reports calls whose failures are trivial retries: file reads,
 // searches and listings, edits that missed their target text, and git's
@@ -638,7 +649,7 @@ func (x *extractor) remedy(from, to int, success *transcript.Event) string {
 			}
 			if k := commandKey(c.Command); !seen[k] && !readOnly(k) {
 				seen[k] = true
-				ran = append(ran, "`"+shortCommand(c.Command)+"`")
+				ran = append(ran, "`"+shortCommand(c.Command, maxRemedyCommand)+"`")
 			}
 		}
 	}
@@ -660,7 +671,7 @@ func (x *extractor) remedy(from, to int, success *transcript.Event) string {
 		b.WriteString("then ")
 	}
 	if success.Command != "" {
-		b.WriteString("`" + shortCommand(success.Command) + "`")
+		b.WriteString("`" + shortCommand(success.Command, maxRemedyCommand) + "`")
 	} else {
 		b.WriteString(subject(success))
 	}
@@ -752,24 +763,43 @@ func firstGist(lines []string) string {
 // maxRemedyCommand bounds the command quoted in a fix.
 const maxRemedyCommand = 80
 
-// shortCommand is a command as a fix quotes it: without its message
-// (commit messages, heredocs, substitutions) and output plumbing, which
-// say nothing about what made it pass.
-func shortCommand(cmd string) string {
+// shortCommand is a command as a fix or an open question quotes it, in at
+// most n bytes: without its message (commit messages, heredocs,
+// substitutions) and output plumbing, which say nothing about what made
+// it pass or fail.
+func shortCommand(cmd string, n int) string {
 	c := strings.Join(strings.Fields(cmd), " ")
 	for _, cut := range []string{" -m ", " --message", " <<", " $(", " 2>&1", " | tail", " | head", " | grep"} {
 		if i := strings.Index(c, cut); i > 0 {
 			c = c[:i]
 		}
 	}
-	return clip(c, maxRemedyCommand)
+	return clipMiddle(c, n)
+}
+
+// clipMiddle bounds s to n bytes by eliding its middle: the end of a
+// command chain ("git add <many files> && git commit") is the step that
+// counts, and it names the check an open question is blocked on.
+func clipMiddle(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	head, tail := (n-len("…"))*3/5, (n-len("…"))*2/5
+	for head > 0 && !utf8.RuneStart(s[head]) {
+		head--
+	}
+	from := len(s) - tail
+	for from < len(s) && !utf8.RuneStart(s[from]) {
+		from++
+	}
+	return s[:head] + "…" + s[from:]
 }
 
 // subject names a call: its command, or its tool and file paths.
 func subject(c *transcript.Event) string {
 	switch {
 	case c.Command != "":
-		return "`" + clip(strings.Join(strings.Fields(c.Command), " "), maxSignature) + "`"
+		return "`" + shortCommand(c.Command, maxSignature) + "`"
 	case len(c.FilePaths) > 0:
 		return tool(c) + " " + clip(strings.Join(c.FilePaths, ", "), maxSignature)
 	}
