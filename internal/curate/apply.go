@@ -240,6 +240,17 @@ func (a *applier) invariants(ts []Text) {
 func (a *applier) decisions(ds []Decision) {
 	m := a.m
 	for _, d := range ds {
+		if i := slices.IndexFunc(m.Decisions, func(e medallion.Decision) bool { return sameCommit(e.Statement, d.Statement) }); i >= 0 {
+			// The commit redone (amended, retried past a hook): the
+			// latest one is what landed; its message is kept when the
+			// latest was seen without its call.
+			if len(d.Statement) >= len(m.Decisions[i].Statement) {
+				m.Decisions[i].Statement = d.Statement
+			}
+			m.Decisions[i].Rationale = d.Rationale
+			a.record(m.Decisions[i].ID, "", d.Evidence)
+			continue
+		}
 		if i := slices.IndexFunc(m.Decisions, func(e medallion.Decision) bool { return similar(e.Statement, d.Statement) }); i >= 0 {
 			m.Decisions[i].Confidence = min(confidenceMax, max(m.Decisions[i].Confidence, 0)+confidenceStep)
 			a.record(m.Decisions[i].ID, "", d.Evidence)

@@ -27,6 +27,22 @@ const (
 	maxCommitStatement = 600
 )
 
+// committedPrefix opens a commit's statement.
+const committedPrefix = "Committed: "
+
+// sameCommit reports whether two decision statements are commits with the
+// same subject: one commit redone, amended or retried.
+func sameCommit(a, b string) bool {
+	sa, oka := strings.CutPrefix(a, committedPrefix)
+	sb, okb := strings.CutPrefix(b, committedPrefix)
+	if !oka || !okb {
+		return false
+	}
+	sa, _, _ = strings.Cut(sa, ". ")
+	sb, _, _ = strings.Cut(sb, ". ")
+	return sa == sb
+}
+
 // commitLine is git's report of a commit: "[main 1a2b3c4] subject", with
 // "(root-commit)" for the first one.
 var commitLine = regexp.MustCompile(`(?m)^\[([^\]\s]+)(?: \(root-commit\))? ([0-9a-f]{7,40})\] (.+)\n(?:\s*Date: .*\n)?\s*\d+ files? changed`)
@@ -52,7 +68,7 @@ func (x *extractor) commits(it *Items) {
 			continue
 		}
 		sha, subject := m[2], strings.TrimSpace(m[3])
-		statement := "Committed: " + strings.TrimSuffix(subject, ".")
+		statement := committedPrefix + strings.TrimSuffix(subject, ".")
 		ev := x.evidence(r.ID)
 		if c := x.call(r); c != r && commitCall.MatchString(c.Command) {
 			ev = x.evidence(c.ID, r.ID)

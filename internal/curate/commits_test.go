@@ -4,6 +4,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/medallionhq/medallion/internal/transcript"
 )
@@ -73,5 +74,26 @@ func TestCommandKey(t *testing.T) {
 	short := shortCommand(long, 80)
 	if len(short) > 80 || !strings.HasSuffix(short, "&& git commit") || commandKey(short) != "git commit" {
 		t.Errorf("shortCommand = %q (%d bytes, key %q)", short, len(short), commandKey(short))
+	}
+}
+
+// TestApplyRedoneCommit: a commit redone with the same subject (amended,
+// retried past a hook) stays one decision, with the fuller message and the
+// latest sha.
+func TestApplyRedoneCommit(t *testing.T) {
+	scope := []string{"repo:muse"}
+	commit := func(statement, sha string) Items {
+		return Items{Decisions: []Decision{{Statement: statement, Rationale: "landed in commit " + sha, Confidence: confidenceCommit,
+			Evidence: Evidence{SessionID: "s1", EventIDs: []string{sha}}}}}
+	}
+	m := Apply(nil, scope, commit("Committed: feat: live tail (a0y.4). Subscribe PaneListLive to PubSub", "1111111"), t0)
+	m = Apply(m, scope, commit("Committed: feat: live tail (a0y.4)", "2222222"), t0.Add(time.Minute))
+	m = Apply(m, scope, commit("Committed: feat: tail adapter (a0y.3)", "3333333"), t0.Add(2*time.Minute))
+	if len(m.Decisions) != 2 {
+		t.Fatalf("decisions = %+v, want 2", m.Decisions)
+	}
+	if d := m.Decisions[0]; d.ID != "D-001" || d.Statement != "Committed: feat: live tail (a0y.4). Subscribe PaneListLive to PubSub" ||
+		d.Rationale != "landed in commit 2222222" {
+		t.Errorf("redone commit = %+v", d)
 	}
 }
