@@ -526,10 +526,12 @@ var exploratory = map[string]bool{
 	"cd": true, "bd": true, "type": true, "command": true, "less": true, "open": true, "curl": true,
 }
 
-// noOps are git's refusals that say there was nothing to do, a first
-// push that needs its upstream named, or an add of ignored or mistyped
-// paths: the project is fine, nothing was fixed.
+// noOps are failures where nothing was wrong with the project: git's
+// refusals (nothing to commit, a first push that needs its upstream
+// named, an add of ignored or mistyped paths) and a parallel call
+// cancelled because a sibling failed (Claude Code). Nothing was fixed.
 var noOps = []string{"nothing to commit", "has no upstream branch", "no changes added to commit", "fatal: pathspec",
+	"Sibling tool call errored",
 	"paths are ignored by one of your .gitignore files"}
 
 // trivial reports calls whose failures are trivial retries: file reads,
