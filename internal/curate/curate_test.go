@@ -512,6 +512,12 @@ func TestSignature(t *testing.T) {
 		{"\n\n  got <nil>, want err\t here ", "got <nil>, want err here"},
 		{"exit status 2\n", "`go test` fails"},
 		{strings.Repeat("é", 100), strings.Repeat("é", 58) + "…"},
+		// A wrapper names its cause last; a traceback is known by its
+		// exception.
+		{"** (Mix) Could not start application otel: exited\n    ** (EXIT) an exception was raised:\n        ** (BadMapError) expected a map, got:\n\n    [exporter: {:stdout, []}]\n  (erts) :erlang.is_map_key/2",
+			"** (Mix) Could not start application otel: exited … ** (BadMapError) expected a map, got: [exporter: {:stdout, []}]"},
+		{"Traceback (most recent call last):\n  File \"x.py\", line 3, in <module>\n    int(\"a\")\nValueError: invalid literal for int() with base 10: 'a'",
+			"ValueError: invalid literal for int() with base 10: 'a'"},
 	}
 	for _, tt := range tests {
 		if got := signature(&transcript.Event{Text: tt.text}, call); got != tt.want {

@@ -14,6 +14,7 @@ package curate
 import (
 	"encoding/json"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"time"
@@ -836,10 +837,21 @@ func signature(e, call *transcript.Event) string {
 		if !failureLine(l) && !errorish(l) {
 			continue
 		}
+		// The exception a wrapper reports last is the cause ("Could not
+		// start application x" … "** (BadMapError) expected a map"; a
+		// Python traceback's last line): name both, or just the cause
+		// when the first line is a bare traceback header.
+		c := cause(lines[i+1:])
+		if c != "" && strings.HasPrefix(l, "Traceback") {
+			return clip(c, maxSignature)
+		}
 		// A header ("Pre-commit validation failed:") says less than the
 		// line under it: take both.
 		if strings.HasSuffix(l, ":") && i+1 < len(lines) {
 			l += " " + lines[i+1]
+		}
+		if c != "" && !strings.Contains(l, c) {
+			return clip(l, maxSignature*3/4) + " … " + clip(c, maxSignature*3/4)
 		}
 		return clip(l, maxSignature)
 	}
@@ -851,6 +863,26 @@ func signature(e, call *transcript.Event) string {
 		return clip(line, maxSignature)
 	}
 	return subject(call) + " fails"
+}
+
+// exceptionLine is a line naming an exception by its class: "** (BadMapError)
+// expected a map", "ValueError: bad literal", "java.lang.IllegalStateException: x".
+var exceptionLine = regexp.MustCompile(`^(?:\*\* \()?[A-Za-z_][\w.]*(?:Error|Exception)\b`)
+
+// cause returns the last line of lines that names an exception, with the
+// line under it when it ends in a colon (the value it complains about).
+func cause(lines []string) string {
+	for i := len(lines) - 1; i >= 0; i-- {
+		if !exceptionLine.MatchString(lines[i]) {
+			continue
+		}
+		c := lines[i]
+		if strings.HasSuffix(c, ":") && i+1 < len(lines) {
+			c += " " + lines[i+1]
+		}
+		return c
+	}
+	return ""
 }
 
 // errorish reports a line that names an error.
