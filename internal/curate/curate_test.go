@@ -165,7 +165,7 @@ func TestExtract(t *testing.T) {
 				b.say("## Phase 1: Core\n### Step 1.1: Add the interface\n- [ ] write types\n- [ ] write tests\n## Phase 2: Claude\n### Step 2.1: Parse history\n- [ ] find /clear\n## Notes\nNothing to do here.")
 			},
 			check: func(t *testing.T, it Items) {
-				want := []string{"medium Not started: Phase 1: Core — Add the interface. Phase 2: Claude — Parse history"}
+				want := []string{"medium Not started: Phase 1: Core — 1.1: Add the interface. Phase 2: Claude — 2.1: Parse history"}
 				if got := questions(it.OpenQuestions); !slices.Equal(got, want) {
 					t.Errorf("questions = %q, want %q", got, want)
 				}

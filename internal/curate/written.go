@@ -74,12 +74,13 @@ func (x *extractor) writtenPlan(it *Items) {
 	})
 }
 
-// stepNumber is a step heading's numbering ("Step 1.2:", "1.2.").
-var stepNumber = regexp.MustCompile(`^(?i:step\s+)?[0-9][0-9.]*[:.)]?\s+`)
+// stepWord is the word "Step" before a step's number ("Step 1.2: …").
+var stepWord = regexp.MustCompile(`^(?i:step)\s+([0-9])`)
 
-// stepTitle is a step heading without its markup and numbering: the order
-// is the list's, and the words are what the next session needs.
+// stepTitle is a step heading without its markup and the word "Step": its
+// number stays ("1.2: Parse history"), since the plan and the user refer
+// to steps by number ("start with Step 1.1").
 func stepTitle(h string) string {
 	t := strings.TrimSpace(strings.Trim(h, "*# "))
-	return stepNumber.ReplaceAllString(t, "")
+	return stepWord.ReplaceAllString(t, "$1")
 }
