@@ -59,6 +59,8 @@ func TestDemo(t *testing.T) {
 		"$ medallionctl diff ",
 		"+ Always use table-driven tests in this repo.",
 		"Add a regression test for a tempo change inside a bar  (resolved",
+		// what the agent committed, confirmed by git
+		"Committed: test(midi): regression test for a tempo change inside a bar. Table-driven TestExportTempoChangeInsideBar",
 	} {
 		if !strings.Contains(got, want) {
 			t.Errorf("demo output lacks %q", want)
