@@ -85,6 +85,7 @@ func Apply(existing *medallion.Medallion, scope []string, items Items, now time.
 
 	a := applier{m: m, high: highIDs(m)}
 	a.invariants(items.Invariants)
+	a.conventions(items.Checks)
 	a.decisions(items.Decisions)
 	a.laterFixes(items)
 	a.questions(items.OpenQuestions, items.Closed, items.UserSpoke)

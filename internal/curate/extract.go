@@ -98,6 +98,9 @@ type Items struct {
 	// checkpoint's unresolved error of the same check, when it is a
 	// different error, into a known fix ("gets past it").
 	Moved []Moved `json:"moved,omitempty"`
+	// Checks are the checks (tests, linters, builds) the episode ran,
+	// by command: Apply counts them across checkpoints into conventions.
+	Checks []Observed `json:"checks,omitempty"`
 	// UserSpoke says a genuine user prompt came in this episode, which
 	// answers the questions the agent asked before (askedPrefix).
 	UserSpoke bool `json:"user_spoke,omitempty"`
@@ -128,7 +131,8 @@ type Moved struct {
 func (it *Items) Empty() bool {
 	return len(it.AvoidRepeating) == 0 && len(it.Invariants) == 0 && len(it.Decisions) == 0 &&
 		len(it.OpenQuestions) == 0 && len(it.Closed) == 0 && len(it.Progress) == 0 &&
-		len(it.Subsystems) == 0 && len(it.EntryPoints) == 0 && it.Compaction == "" && len(it.Successes) == 0
+		len(it.Subsystems) == 0 && len(it.EntryPoints) == 0 && it.Compaction == "" && len(it.Successes) == 0 &&
+		len(it.Checks) == 0
 }
 
 // Confidences of user statements, by strength.
@@ -176,6 +180,7 @@ func Extract(ep checkpoint.Episode) Items {
 	x.report(&it)
 	x.choices(&it)
 	x.commits(&it)
+	x.checks(&it)
 	it.AvoidRepeating = dedupTexts(it.AvoidRepeating)
 	it.Invariants = dedupTexts(it.Invariants)
 	it.Decisions = dedupBy(it.Decisions, func(d Decision) string { return d.Statement })
@@ -348,6 +353,9 @@ func (x *extractor) errors(it *Items) {
 	var hooks []openError
 	lastSuccess := -1
 	successes := map[string]int{} // subject → index in it.Successes
+	// tries counts the identical failures of each call in a row: the
+	// same attempt failing the same way again is a dead end to record.
+	tries := map[string]repeat{}
 	for i := range x.ep.Events {
 		e := &x.ep.Events[i].Event
 		switch {
@@ -368,6 +376,14 @@ func (x *extractor) errors(it *Items) {
 		case failed(e) || x.textFailed(i):
 			if key == "" {
 				continue
+			}
+			sig := signature(e, c)
+			if r := tries[key]; r.sig == sig {
+				r.n++
+				r.last = e.ID
+				tries[key] = r
+			} else {
+				tries[key] = repeat{sig: sig, n: 1, call: c, first: e.ID, last: e.ID}
 			}
 			// The same check failing differently after edits: the earlier
 			// error is gone, and what changed in between got past it.
@@ -401,6 +417,7 @@ func (x *extractor) errors(it *Items) {
 			order = append(slices.DeleteFunc(order, func(k string) bool { return k == key }), key)
 		case succeeded(e):
 			lastSuccess = i
+			delete(tries, key)
 			remedy := x.remedy(-1, i, c)
 			sub := blockedKey(subject(c))
 			s := Success{Subject: sub, Remedy: remedy, Evidence: x.evidence(e.ID)}
@@ -431,6 +448,7 @@ func (x *extractor) errors(it *Items) {
 			}
 		}
 	}
+	x.deadEnds(it, tries)
 	for _, key := range order {
 		oe := open[key]
 		it.OpenQuestions = append(it.OpenQuestions, Question{
