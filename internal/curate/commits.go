@@ -102,7 +102,7 @@ func commitBody(cmd, subject string) string {
 		case l == "":
 			fresh = true
 		case trailer(l):
-		case fresh || strings.IndexAny(l[:1], "-*•") == 0:
+		case fresh || strings.HasPrefix(l, "-") || strings.HasPrefix(l, "*") || strings.HasPrefix(l, "•"):
 			parts = append(parts, strings.TrimSpace(strings.TrimLeft(l, "-*• ")))
 			fresh = false
 		default:

@@ -15,6 +15,7 @@ func TestCommitMessage(t *testing.T) {
 			"git add -A && git commit -m \"$(cat <<'EOF'\nfeat: add state (gqc.4)\n\nAnnotations now have a :state attribute\n(:open/:closed).\n\n- index on (session_id, state)\n- close action\n\nCo-Authored-By: Claude <noreply@anthropic.com>\nEOF\n)\"",
 			"feat: add state (gqc.4)",
 			"Annotations now have a :state attribute (:open/:closed); index on (session_id, state); close action"},
+		{"• bullets", "git commit -m 'Subject' -m '• one\n• two'", "Subject", "one; two"},
 		{"-m paragraphs", `git commit -m "Port to Rust" -m "Replace the \"Python\" code"`, "Port to Rust", `Replace the "Python" code`},
 		{"-am single quotes", `git commit -am 'Fix the build'`, "Fix the build", ""},
 		{"--message=", `git commit --message="Subject" --message="Body line"`, "Subject", "Body line"},

@@ -50,6 +50,8 @@ func (x *extractor) deadEnds(it *Items, tries map[string]repeat) {
 // rarely shows a pattern.
 const (
 	minConvention = 3
+	// confidenceConvention is observed practice, below the user's word.
+	confidenceConvention = 0.6
 	// maxConventions bounds the conventions of one medallion: they say
 	// how the project checks its work, and the user's rules come first.
 	maxConventions = 2
@@ -133,6 +135,3 @@ func (a *applier) conventions(obs []Observed) {
 			SessionID: o.Evidence.SessionID, EventIDs: slices.Clone(a.m.Evidence[i].EventIDs)}}})
 	}
 }
-
-// confidenceConvention is observed practice, below the user's word.
-const confidenceConvention = 0.6
