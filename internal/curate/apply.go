@@ -121,10 +121,11 @@ type applier struct {
 const maxEventIDs = 20
 
 // record adds evidence for an item, merging it into the entry for the same
-// item, text and session and moving that entry to the end (the newest).
-func (a *applier) record(item, text string, ev Evidence) {
+// item, text and session and moving that entry to the end (the newest);
+// it returns the event ids the entry now holds.
+func (a *applier) record(item, text string, ev Evidence) []string {
 	if len(ev.EventIDs) == 0 && ev.SessionID == "" {
-		return
+		return nil
 	}
 	e := medallion.Evidence{Item: item, Text: text, SessionID: ev.SessionID, EventIDs: slices.Clone(ev.EventIDs)}
 	if i := slices.IndexFunc(a.m.Evidence, func(o medallion.Evidence) bool {
@@ -147,6 +148,7 @@ func (a *applier) record(item, text string, ev Evidence) {
 		e.EventIDs = []string{}
 	}
 	a.m.Evidence = append(a.m.Evidence, e)
+	return e.EventIDs
 }
 
 // trimEvidence keeps the newest medallion.MaxEvidence entries, but always

@@ -390,7 +390,7 @@ func (x *extractor) errors(it *Items) {
 			fs := findings(e.Text)
 			for _, k := range slices.Clone(order) {
 				oe := open[k]
-				if !sameCheck(oe.call, c) || oe.signature() == signature(e, c) || slices.Contains(fs, oe.signature()) || !x.changedBetween(oe.index, i) {
+				if !sameCheck(oe.call, c) || oe.signature() == sig || slices.Contains(fs, oe.signature()) || !x.changedBetween(oe.index, i) {
 					continue
 				}
 				delete(open, k)
@@ -399,7 +399,7 @@ func (x *extractor) errors(it *Items) {
 			}
 			if sub := blockedKey(subject(c)); !slices.ContainsFunc(it.Moved, func(m Moved) bool { return m.Subject == sub }) && x.changedBetween(-1, i) {
 				it.Moved = append(it.Moved, Moved{
-					Subject: sub, Signature: signature(e, c), Evidence: x.evidence(e.ID),
+					Subject: sub, Signature: sig, Evidence: x.evidence(e.ID),
 					Remedy: strings.TrimSuffix(x.remedy(-1, i, c), " succeeds") + " gets past it",
 				})
 			}

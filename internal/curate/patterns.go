@@ -5,7 +5,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/medallionhq/medallion/internal/medallion"
 	"github.com/medallionhq/medallion/internal/transcript"
 )
 
@@ -113,11 +112,8 @@ func isCheck(key string) bool {
 // check seen minConvention times in a session into an invariant.
 func (a *applier) conventions(obs []Observed) {
 	for _, o := range obs {
-		a.record(patternItem, o.Pattern, o.Evidence)
-		i := slices.IndexFunc(a.m.Evidence, func(e medallion.Evidence) bool {
-			return e.Item == patternItem && e.Text == o.Pattern && e.SessionID == o.Evidence.SessionID
-		})
-		if i < 0 || len(a.m.Evidence[i].EventIDs) < minConvention {
+		seen := a.record(patternItem, o.Pattern, o.Evidence)
+		if len(seen) < minConvention {
 			continue
 		}
 		text := conventionPrefix + o.Pattern
@@ -132,6 +128,6 @@ func (a *applier) conventions(obs []Observed) {
 			continue
 		}
 		a.invariants([]Text{{Text: text, Confidence: confidenceConvention, Evidence: Evidence{
-			SessionID: o.Evidence.SessionID, EventIDs: slices.Clone(a.m.Evidence[i].EventIDs)}}})
+			SessionID: o.Evidence.SessionID, EventIDs: slices.Clone(seen)}}})
 	}
 }

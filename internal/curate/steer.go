@@ -164,10 +164,11 @@ func (x *extractor) chunks(text string) []chunk {
 	for _, s := range sentences(text) {
 		s = strings.Join(strings.Fields(s), " ")
 		k := classify(s)
-		if chatter(s) || len(content(s)) < minContentWords {
+		words := len(content(s))
+		if chatter(s) || words < minContentWords {
 			continue
 		}
-		if k == none && (question(s) || len(content(s)) < minRequestWords) {
+		if k == none && (question(s) || words < minRequestWords) {
 			// A question asks, it does not decide; a request of two
 			// words ("check again", "show tools") says too little to
 			// guide a later session.
