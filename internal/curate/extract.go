@@ -270,10 +270,7 @@ var shellOnly = map[string]bool{"cd": true, "export": true, "source": true, "set
 func commandKey(cmd string) string {
 	staged := false
 	for _, seg := range strings.FieldsFunc(cmd, func(r rune) bool { return r == '&' || r == ';' || r == '|' || r == '\n' }) {
-		f := strings.Fields(seg)
-		for len(f) > 0 && strings.Contains(f[0], "=") {
-			f = f[1:]
-		}
+		f := commandWords(seg)
 		if len(f) == 0 || shellOnly[f[0]] {
 			continue
 		}
@@ -294,6 +291,16 @@ func commandKey(cmd string) string {
 		return "git add"
 	}
 	return strings.Join(strings.Fields(cmd), " ")
+}
+
+// commandWords splits a shell command into its words, without the VAR=value
+// assignments before the program.
+func commandWords(cmd string) []string {
+	f := strings.Fields(cmd)
+	for len(f) > 0 && strings.Contains(f[0], "=") {
+		f = f[1:]
+	}
+	return f
 }
 
 // blockedKey is what Apply matches an open question's blocked_on against
@@ -566,10 +573,7 @@ func trivial(c, result *transcript.Event) bool {
 		}
 	}
 	if c.Command != "" {
-		f := strings.Fields(c.Command)
-		for len(f) > 0 && strings.Contains(f[0], "=") {
-			f = f[1:] // VAR=value prefixes
-		}
+		f := commandWords(c.Command)
 		return len(f) == 0 || exploratory[filepath.Base(f[0])]
 	}
 	t := strings.ToLower(c.Tool)
