@@ -25,6 +25,14 @@ import (
 // "cc:result:<tool_use id>"; an assistant text or thinking block is
 // "cc:msg:<message.id>:<hash of the block>", so a block written twice is one
 // event; other records use "cc:rec:<uuid>".
+//
+// An id names one record of the conversation, not one line of the file: a
+// line that repeats a record already seen is that record again, not a new
+// one. Older Claude Code versions copied the earlier history into a resumed
+// session's file under the new sessionId (same uuid, same tool_use id), so
+// a second result for a tool_use id already answered is skipped and counted
+// as "duplicate:result". Across a restart this memory is gone, and the
+// store's per-id marker drops the repeat instead: the id is the same.
 type ClaudeCode struct {
 	core
 	paths pathCache
@@ -39,6 +47,10 @@ type ClaudeCode struct {
 	// queued holds the texts of queued prompts not yet delivered as a user
 	// record, so the delivery is not a second prompt.
 	queued []string
+	// answered holds the tool_use ids whose result was emitted, oldest
+	// first in answeredOrder, so a copied result is a counted duplicate.
+	answered      map[string]struct{}
+	answeredOrder []string
 }
 
 // maxQueued bounds the queued-prompt memory: a queue holds a handful of
@@ -70,7 +82,26 @@ var _ Parser = (*ClaudeCode)(nil)
 
 // NewClaudeCode returns a parser for one Claude Code transcript file.
 func NewClaudeCode(opts Options) *ClaudeCode {
-	return &ClaudeCode{core: newCore(opts), calls: map[string]callInfo{}}
+	return &ClaudeCode{core: newCore(opts), calls: map[string]callInfo{}, answered: map[string]struct{}{}}
+}
+
+// repeated reports whether a result for tool_use id was already emitted,
+// and remembers id otherwise. The memory keeps the last maxCalls ids: a
+// copied history repeats the results of one earlier session, which fits.
+func (p *ClaudeCode) repeated(id string) bool {
+	if id == "" {
+		return false
+	}
+	if _, ok := p.answered[id]; ok {
+		return true
+	}
+	if len(p.answeredOrder) >= maxCalls {
+		delete(p.answered, p.answeredOrder[0])
+		p.answeredOrder = p.answeredOrder[1:]
+	}
+	p.answered[id] = struct{}{}
+	p.answeredOrder = append(p.answeredOrder, id)
+	return false
 }
 
 // Format returns FormatClaudeCode.
@@ -433,6 +464,10 @@ func (p *ClaudeCode) user(out []Event, r *ccRecord, pos Position, index int) []E
 		b := &c.Blocks[i]
 		switch b.Type {
 		case "tool_result":
+			if p.repeated(b.ToolUseID) {
+				p.skip(pos, "duplicate:result")
+				continue
+			}
 			out = append(out, p.toolResult(r, b, results == 1, pos, index))
 		case "text":
 			text = append(text, b.Text)

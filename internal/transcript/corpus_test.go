@@ -135,6 +135,9 @@ func checkCorpusFile(t *testing.T, name string, format Format, path string, even
 		if e.ID == "" || !e.Kind.Valid() || e.Agent == "" || e.SessionID == "" {
 			t.Errorf("%s: event %d incomplete: id %q kind %q agent %q session %q", name, i, e.ID, e.Kind, e.Agent, e.SessionID)
 		}
+		// An id names one record of the conversation: a record repeated in
+		// the file (a resumed session's copied history) is skipped by the
+		// parser as a counted duplicate, so ids are unique (repeat_test.go).
 		if j, dup := ids[e.ID]; dup {
 			t.Errorf("%s: events %d and %d share id %s (%s %.60q)", name, j, i, e.ID, e.Kind, e.Text)
 		}
