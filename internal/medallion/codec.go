@@ -28,9 +28,11 @@ import (
 // binaryV1 is the first byte of version 1 of the binary encoding.
 // binaryV2 appends Evidence after the affordances; version 1 encodings
 // (written before evidence existed) still decode, with no evidence.
+// binaryV3 appends Review after Evidence.
 const (
 	binaryV1 = 0x01
 	binaryV2 = 0x02
+	binaryV3 = 0x03
 )
 
 // codecFields lists every field the binary encoding carries, by Go path
@@ -69,6 +71,10 @@ var codecFields = []string{
 	"Evidence[].Text",
 	"Evidence[].SessionID",
 	"Evidence[].EventIDs",
+	"Review[].Item",
+	"Review[].Text",
+	"Review[].Source",
+	"Review[].State",
 }
 
 // MarshalBinary encodes m in the store's compact binary form (see
@@ -76,7 +82,7 @@ var codecFields = []string{
 // encoding.BinaryMarshaler.
 func (m *Medallion) MarshalBinary() ([]byte, error) {
 	e := encoder{b: make([]byte, 0, m.binarySizeHint())}
-	e.b = append(e.b, binaryV2)
+	e.b = append(e.b, binaryV3)
 
 	e.string(m.Meta.MedallionID)
 	e.string(m.Meta.SchemaVersion)
@@ -125,6 +131,14 @@ func (m *Medallion) MarshalBinary() ([]byte, error) {
 		e.string(v.Text)
 		e.string(v.SessionID)
 		e.strings(v.EventIDs)
+	}
+
+	e.count(len(m.Review))
+	for _, r := range m.Review {
+		e.string(r.Item)
+		e.string(r.Text)
+		e.string(r.Source)
+		e.string(string(r.State))
 	}
 	return e.b, nil
 }
@@ -196,7 +210,7 @@ func (m *Medallion) UnmarshalBinary(b []byte) error {
 	if len(b) == 0 {
 		return errors.New("medallion binary: empty input")
 	}
-	if b[0] != binaryV1 && b[0] != binaryV2 {
+	if b[0] != binaryV1 && b[0] != binaryV2 && b[0] != binaryV3 {
 		return fmt.Errorf("medallion binary: unknown format byte 0x%02x", b[0])
 	}
 	d := decoder{b: b, s: string(b), off: 1}
@@ -260,6 +274,19 @@ func (m *Medallion) UnmarshalBinary(b []byte) error {
 				v.Text = d.string()
 				v.SessionID = d.string()
 				v.EventIDs = d.strings()
+			}
+		}
+	}
+	if b[0] >= binaryV3 {
+		// Four empty strings at least.
+		if n := d.count(4); n > 0 {
+			out.Review = make([]Review, n)
+			for i := range out.Review {
+				r := &out.Review[i]
+				r.Item = d.string()
+				r.Text = d.string()
+				r.Source = d.string()
+				r.State = ReviewState(d.string())
 			}
 		}
 	}

@@ -42,18 +42,46 @@ func TestEvidenceRoundTrips(t *testing.T) {
 func TestBinaryV1StillDecodes(t *testing.T) {
 	m := full()
 	b := mustMarshalBinary(t, m)
-	// A v2 encoding without evidence ends in a zero count: drop it and
-	// mark the rest as v1, which is exactly what v1 wrote.
-	if b[len(b)-1] != 0 {
-		t.Fatalf("v2 encoding without evidence ends in %#x, want a zero count", b[len(b)-1])
+	// A v3 encoding without evidence or review ends in two zero counts:
+	// drop them and mark the rest as v1, which is exactly what v1 wrote.
+	if b[len(b)-1] != 0 || b[len(b)-2] != 0 {
+		t.Fatalf("v3 encoding without evidence and review ends in % x, want two zero counts", b[len(b)-2:])
 	}
-	v1 := append([]byte{binaryV1}, b[1:len(b)-1]...)
+	v1 := append([]byte{binaryV1}, b[1:len(b)-2]...)
 	var got Medallion
 	if err := got.UnmarshalBinary(v1); err != nil {
 		t.Fatalf("UnmarshalBinary(v1): %v", err)
 	}
 	if got.Meta.MedallionID != m.Meta.MedallionID || len(got.Evidence) != 0 || !slices.Equal(got.Affordances.Invariants, m.Affordances.Invariants) {
 		t.Errorf("v1 decode = %+v", got)
+	}
+}
+
+// TestBinaryV2StillDecodes: medallions stored before review existed
+// (format byte 0x02, nothing after the evidence) decode without it, and a
+// review round-trips.
+func TestBinaryV2StillDecodes(t *testing.T) {
+	m := full()
+	m.Evidence = []Evidence{{Item: "D-001", SessionID: "s1", EventIDs: []string{"e1"}}}
+	b := mustMarshalBinary(t, m)
+	v2 := append([]byte{binaryV2}, b[1:len(b)-1]...)
+	var got Medallion
+	if err := got.UnmarshalBinary(v2); err != nil {
+		t.Fatalf("UnmarshalBinary(v2): %v", err)
+	}
+	if len(got.Evidence) != 1 || len(got.Review) != 0 {
+		t.Errorf("v2 decode: evidence %v review %v", got.Evidence, got.Review)
+	}
+	m.Review = []Review{{Item: "D-001", Text: "use X", Source: "tier1:m", State: ReviewPending}}
+	if err := got.UnmarshalBinary(mustMarshalBinary(t, m)); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(got.Review, m.Review) {
+		t.Errorf("review round trip: %+v", got.Review)
+	}
+	m.Review[0].State = "maybe"
+	if err := m.Validate(); err == nil || !strings.Contains(err.Error(), "review[0].state") {
+		t.Errorf("Validate of a bad review state = %v", err)
 	}
 }
 

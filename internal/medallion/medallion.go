@@ -74,6 +74,41 @@ type Medallion struct {
 	// MaxEvidence entries); optional, so medallions written by hand or by
 	// an LLM without it stay valid.
 	Evidence []Evidence `json:"evidence,omitempty" jsonschema:"the events each item was taken from, newest last"`
+	// Review marks the items a model wrote (Tier 1) and whether a person
+	// approved or rejected them; optional, and kept beside the seed's
+	// fields rather than inside them so those stay exactly the seed's.
+	Review []Review `json:"review,omitempty" jsonschema:"the items a model wrote and their review state"`
+}
+
+// ReviewState is where a model-made item stands with its user.
+type ReviewState string
+
+// The review states. A rejected item has left the lists; its entry stays
+// so that no later curation brings it back.
+const (
+	ReviewPending  ReviewState = "pending"
+	ReviewApproved ReviewState = "approved"
+	ReviewRejected ReviewState = "rejected"
+)
+
+// ReviewStates lists every valid ReviewState.
+var ReviewStates = []ReviewState{ReviewPending, ReviewApproved, ReviewRejected}
+
+// MaxReview bounds Medallion.Review: writers drop the oldest settled
+// (approved) entries first.
+const MaxReview = 200
+
+// Review is the provenance and review state of one model-made item.
+type Review struct {
+	// Item names the item as Evidence.Item does: a decision or question id,
+	// or a list name (invariant, avoid_repeating, entry_point, summary).
+	Item string `json:"item" jsonschema:"D-001, Q-002, or one of invariant, avoid_repeating, entry_point, summary"`
+	// Text is the item's text when it was written: a list item's text, a
+	// decision's statement or a question, so a rejected item is known again
+	// if a model proposes it once more.
+	Text   string      `json:"text"`
+	Source string      `json:"source" jsonschema:"what wrote the item, e.g. tier1:MODEL"`
+	State  ReviewState `json:"state"`
 }
 
 // MaxEvidence bounds Medallion.Evidence: writers keep the newest entries.
@@ -202,6 +237,9 @@ func (m *Medallion) Clone() *Medallion {
 	c.Affordances.RecommendedEntryPoints = cloneStrings(m.Affordances.RecommendedEntryPoints)
 	c.Affordances.AvoidRepeating = cloneStrings(m.Affordances.AvoidRepeating)
 	c.Affordances.Invariants = cloneStrings(m.Affordances.Invariants)
+	if m.Review != nil {
+		c.Review = append([]Review(nil), m.Review...)
+	}
 	if m.Evidence != nil {
 		c.Evidence = append([]Evidence(nil), m.Evidence...)
 		for i := range c.Evidence {

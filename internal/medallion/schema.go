@@ -32,6 +32,7 @@ func JSONSchema() ([]byte, error) {
 				reflect.TypeFor[Status]():          enum(enumStrings(Statuses), "lifecycle state"),
 				reflect.TypeFor[SubsystemStatus](): enum(enumStrings(SubsystemStatuses), "subsystem state"),
 				reflect.TypeFor[Priority]():        enum(enumStrings(Priorities), "how urgent"),
+				reflect.TypeFor[ReviewState]():     enum(enumStrings(ReviewStates), "review state"),
 			},
 		})
 		if err != nil {
@@ -58,6 +59,9 @@ func tightenNumbers(s *jsonschema.Schema) {
 	}
 	if e := s.Properties["evidence"]; e != nil {
 		e.MaxItems = jsonschema.Ptr(MaxEvidence)
+	}
+	if r := s.Properties["review"]; r != nil {
+		r.MaxItems = jsonschema.Ptr(MaxReview)
 	}
 	if m := s.Properties["meta"]; m != nil {
 		if v := m.Properties["version"]; v != nil {

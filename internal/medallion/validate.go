@@ -56,6 +56,7 @@ func (m *Medallion) Validate() error {
 	c.texts("affordances.avoid_repeating", m.Affordances.AvoidRepeating)
 	c.texts("affordances.invariants", m.Affordances.Invariants)
 	c.evidence(m.Evidence)
+	c.review(m.Review)
 	if len(c.problems) == 0 {
 		return nil
 	}
@@ -193,6 +194,24 @@ func (c *checker) evidence(es []Evidence) {
 		if strings.TrimSpace(e.Item) == "" {
 			c.addf(fmt.Sprintf("evidence[%d].item", i), "required")
 		}
+	}
+}
+
+// review checks Medallion.Review: every entry names its item, its source
+// and a known state, and the list stays bounded.
+func (c *checker) review(rs []Review) {
+	if len(rs) > MaxReview {
+		c.addf("review", "at most %d entries (got %d)", MaxReview, len(rs))
+	}
+	for i, r := range rs {
+		f := fmt.Sprintf("review[%d]", i)
+		if strings.TrimSpace(r.Item) == "" {
+			c.addf(f+".item", "required")
+		}
+		if strings.TrimSpace(r.Source) == "" {
+			c.addf(f+".source", "required")
+		}
+		c.enum(f+".state", string(r.State), enumStrings(ReviewStates))
 	}
 }
 
