@@ -82,6 +82,9 @@ type Config struct {
 	ScopeRules []ScopeRule
 	// Ingest bounds line and text sizes and sets the reconcile interval.
 	Ingest Ingest
+	// LLM configures Tier 1; nil (no llm block) means no model and no
+	// network.
+	LLM *LLM
 
 	// File is the config file these values were loaded from, "" when none.
 	File string
@@ -103,6 +106,7 @@ var fileSchema = &hcl.BodySchema{
 		{Type: "checkpoint"},
 		{Type: "scope_rule", LabelNames: []string{"name"}},
 		{Type: "ingest"},
+		{Type: "llm"},
 	},
 }
 
@@ -338,6 +342,9 @@ func (c *Config) HCL() []byte {
 	in := c.Ingest
 	fmt.Fprintf(&b, "\ningest {\n  max_line         = %s\n  max_text         = %s\n  max_message_text = %s\n  reconcile        = %s\n}\n",
 		quoteHCL(FormatSize(in.MaxLine)), quoteHCL(FormatSize(in.MaxText)), quoteHCL(FormatSize(in.MaxMessageText)), quoteHCL(formatDuration(in.Reconcile)))
+	if c.LLM != nil {
+		b.WriteString(c.LLM.HCL())
+	}
 	return []byte(b.String())
 }
 
