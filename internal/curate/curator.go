@@ -19,6 +19,15 @@ type Curator struct {
 	Store store.Store
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
+	// Tier1 is the model curator run after Tier 0; nil means Tier 0 only.
+	Tier1 *Tier1
+}
+
+func (c *Curator) now() time.Time {
+	if c.Now != nil {
+		return c.Now()
+	}
+	return time.Now()
 }
 
 var _ checkpoint.Curator = (*Curator)(nil)
@@ -31,17 +40,25 @@ const scopeCandidates = 50
 // the newer version before giving up.
 const conflictRetries = 3
 
-// Curate implements checkpoint.Curator. An episode that yields no items
-// stores nothing and returns an empty Result.
+// Curate implements checkpoint.Curator: Tier 0, then Tier 1 when one is
+// configured. An episode that yields no items stores nothing in Tier 0;
+// Tier 1 may still distil it. Only a Tier 0 failure fails the checkpoint:
+// Tier 1's failures leave Tier 0's version standing.
 func (c *Curator) Curate(ctx context.Context, ep checkpoint.Episode) (checkpoint.Result, error) {
+	res, err := c.tier0(ctx, ep)
+	if err != nil || c.Tier1 == nil {
+		return res, err
+	}
+	return c.Tier1.run(ctx, c, ep, res), nil
+}
+
+// tier0 stores what the deterministic extractors find in ep.
+func (c *Curator) tier0(ctx context.Context, ep checkpoint.Episode) (checkpoint.Result, error) {
 	items := Extract(ep)
 	if items.Empty() {
 		return checkpoint.Result{}, nil
 	}
-	now := time.Now
-	if c.Now != nil {
-		now = c.Now
-	}
+	now := c.now
 	for range conflictRetries {
 		existing, err := c.find(ctx, ep.Scope)
 		if err != nil {

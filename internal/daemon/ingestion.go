@@ -15,6 +15,7 @@ import (
 	"github.com/medallionhq/medallion/internal/config"
 	"github.com/medallionhq/medallion/internal/curate"
 	"github.com/medallionhq/medallion/internal/ingest"
+	"github.com/medallionhq/medallion/internal/llm"
 	"github.com/medallionhq/medallion/internal/scope"
 	"github.com/medallionhq/medallion/internal/store"
 	"github.com/medallionhq/medallion/internal/watch"
@@ -34,6 +35,10 @@ type ingestion struct {
 	formats  map[string]string // watch name → format, for status
 	// scope is the resolver the pipeline gives sessions their scope with.
 	scope *scope.Resolver
+	// tier1 and llm are the model curator and its client; nil without an
+	// llm block.
+	tier1 *curate.Tier1
+	llm   *llm.Client
 
 	stopWatch, stopIngest context.CancelFunc
 	watchDone, ingestDone chan struct{}
@@ -53,7 +58,15 @@ func startIngestion(ctx context.Context, cfg *config.Config, st *store.Badger, l
 	resolver := scope.New(rules, scope.Options{})
 	in.scope = resolver
 
-	mgr, err := checkpoint.New(st, &curate.Curator{Store: st}, checkpoint.Options{
+	tier1, client, err := newTier1(cfg.LLM, st, logger)
+	if err != nil {
+		return nil, err
+	}
+	in.tier1, in.llm = tier1, client
+	if client != nil {
+		logger.Info("tier 1 curator on", "endpoint", client.Stats().Endpoint, "model", cfg.LLM.Model)
+	}
+	mgr, err := checkpoint.New(st, &curate.Curator{Store: st, Tier1: tier1}, checkpoint.Options{
 		Policy: checkpoint.Policy{
 			EveryEvents: cfg.Checkpoint.EveryEvents, MinEvents: cfg.Checkpoint.MinEvents,
 			Idle: cfg.Checkpoint.Idle, Schedule: cfg.Checkpoint.Schedule,

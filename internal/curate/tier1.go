@@ -1,0 +1,236 @@
+package curate
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/medallionhq/medallion/internal/checkpoint"
+	"github.com/medallionhq/medallion/internal/distill"
+	"github.com/medallionhq/medallion/internal/medallion"
+	"github.com/medallionhq/medallion/internal/transcript"
+)
+
+// AuxStore keeps small records across restarts (store.Badger implements
+// it): Tier 1 keeps there the digest of each session's events that no
+// model pass has seen yet.
+type AuxStore interface {
+	GetAux(ctx context.Context, key string) ([]byte, error)
+	PutAux(ctx context.Context, key string, value []byte) error
+}
+
+// Tier1 runs the model curator after Tier 0 (seed 004: Tier 1 after
+// Tier 0). Each checkpoint adds its episode's digest to the session's
+// backlog; a pass runs at the checkpoints that close a unit of work (idle,
+// manual, schedule, posted evidence) or when the backlog reaches
+// Threshold tokens, so a busy session is distilled in few calls rather
+// than one per count checkpoint. A failed pass leaves Tier 0's version
+// standing and the backlog for the next pass; it never fails the
+// checkpoint.
+type Tier1 struct {
+	Distiller *distill.Distiller
+	Aux       AuxStore
+	// Threshold is the backlog, in estimated tokens, that makes any
+	// checkpoint run a pass; zero means the distiller's input budget.
+	Threshold int
+	Logger    hclog.Logger
+
+	passes, fallbacks, refused atomic.Int64
+	mu                         sync.Mutex
+	lastErr                    string
+	lastErrAt                  time.Time
+}
+
+// Tier1Stats is what Tier1 has done since the daemon started.
+type Tier1Stats struct {
+	Passes, Fallbacks, Refused int64
+	LastError                  string
+	LastErrorAt                time.Time
+}
+
+// Stats returns the counters; safe for concurrent use.
+func (t *Tier1) Stats() Tier1Stats {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return Tier1Stats{Passes: t.passes.Load(), Fallbacks: t.fallbacks.Load(), Refused: t.refused.Load(),
+		LastError: t.lastErr, LastErrorAt: t.lastErrAt}
+}
+
+// closing lists the triggers after which the work is at a rest: the model
+// sees a unit of work whole there.
+var closing = []string{checkpoint.TriggerIdle, checkpoint.TriggerManual, checkpoint.TriggerSchedule, checkpoint.TriggerEvidence}
+
+// maxBacklogPrompts bounds the backlog, in prompts' worth of tokens: a
+// model that stays down for days must not turn it into a week of calls
+// when it returns. The oldest entries go first, and the log says so.
+const maxBacklogPrompts = 8
+
+func backlogKey(session string) string { return "tier1/backlog/" + session }
+
+// run is Tier 1's part of a checkpoint, after Tier 0 stored res.
+func (t *Tier1) run(ctx context.Context, c *Curator, ep checkpoint.Episode, res checkpoint.Result) checkpoint.Result {
+	log := t.Logger
+	if log == nil {
+		log = hclog.NewNullLogger()
+	}
+	events := make([]transcript.Event, 0, len(ep.Events))
+	for i := range ep.Events {
+		events = append(events, ep.Events[i].Event)
+	}
+	backlog, err := t.load(ctx, ep.SessionID)
+	if err != nil {
+		t.fail(log, ep, "read backlog", err)
+		return res
+	}
+	backlog = merge(backlog, distill.Digest(events))
+	limit := t.Distiller.MaxInputTokens
+	if limit <= 0 {
+		limit = distill.DefaultMaxInputTokens
+	}
+	if n := tokens(backlog); n > maxBacklogPrompts*limit {
+		cut := 0
+		for n > maxBacklogPrompts*limit && cut < len(backlog) {
+			n -= distill.Tokens(backlog[cut].Text) + 4
+			cut++
+		}
+		log.Warn("tier 1 backlog over its bound: oldest entries dropped", "session", ep.SessionID, "dropped", cut)
+		backlog = backlog[cut:]
+	}
+	threshold := t.Threshold
+	if threshold <= 0 {
+		threshold = limit
+	}
+	due := slices.Contains(closing, ep.Trigger) || tokens(backlog) >= threshold
+	if !due || len(backlog) == 0 || len(ep.Scope) == 0 {
+		if err := t.save(ctx, ep.SessionID, backlog); err != nil {
+			t.fail(log, ep, "save backlog", err)
+		}
+		return res
+	}
+
+	base, err := c.find(ctx, ep.Scope)
+	if err != nil {
+		t.fail(log, ep, "read medallion", err)
+		return res
+	}
+	op := "update"
+	if base == nil {
+		op = "generate"
+		base = Apply(nil, ep.Scope, Items{}, c.now())
+	}
+	out, dr, err := t.Distiller.Distill(ctx, base, ep.Scope, backlog)
+	if err != nil {
+		if serr := t.save(ctx, ep.SessionID, backlog); serr != nil {
+			log.Error("tier 1 backlog not saved", "session", ep.SessionID, "error", serr)
+		}
+		t.fail(log, ep, op, err)
+		return res
+	}
+	out.Meta.UpdatedAt = medallion.FormatTime(c.now())
+	out = withTags(out, ep.Tags)
+	var stored *medallion.Medallion
+	if op == "generate" {
+		stored, err = c.Store.Create(ctx, out)
+	} else {
+		stored, err = c.Store.Update(ctx, out)
+	}
+	if err != nil {
+		// A conflict means someone (a review action) wrote meanwhile:
+		// the backlog stays, and the next pass starts from their version.
+		if serr := t.save(ctx, ep.SessionID, backlog); serr != nil {
+			log.Error("tier 1 backlog not saved", "session", ep.SessionID, "error", serr)
+		}
+		t.fail(log, ep, "store "+op, err)
+		return res
+	}
+	if err := t.save(ctx, ep.SessionID, nil); err != nil {
+		log.Error("tier 1 backlog not cleared", "session", ep.SessionID, "error", err)
+	}
+	t.passes.Add(1)
+	t.refused.Add(int64(dr.Applied.Refused))
+	log.Info("tier 1 pass", "session", ep.SessionID, "scope", ep.Scope, "op", op, "medallion", stored.Meta.MedallionID,
+		"version", stored.Meta.Version, "calls", dr.Calls, "repairs", dr.Repairs, "input_tokens", dr.InputTokens,
+		"output_tokens", dr.OutputTokens, "added", dr.Applied.Added, "revised", dr.Applied.Revised,
+		"dropped", dr.Applied.Dropped, "resolved", dr.Applied.Resolved, "refused", dr.Applied.Refused)
+	items := map[string]int{}
+	for k, v := range res.Items {
+		items[k] = v
+	}
+	for k, v := range map[string]int{"tier1_added": dr.Applied.Added, "tier1_revised": dr.Applied.Revised,
+		"tier1_dropped": dr.Applied.Dropped + dr.Applied.Resolved} {
+		if v > 0 {
+			items[k] = v
+		}
+	}
+	return checkpoint.Result{MedallionID: stored.Meta.MedallionID, Version: stored.Meta.Version, Items: items}
+}
+
+func (t *Tier1) fail(log hclog.Logger, ep checkpoint.Episode, op string, err error) {
+	t.fallbacks.Add(1)
+	t.mu.Lock()
+	t.lastErr, t.lastErrAt = fmt.Sprintf("%s for scope %v: %v", op, ep.Scope, err), time.Now()
+	t.mu.Unlock()
+	level := log.Warn
+	if errors.Is(err, context.Canceled) {
+		level = log.Debug
+	}
+	level("tier 1 failed; the tier 0 version stands", "session", ep.SessionID, "scope", ep.Scope, "op", op, "error", err)
+}
+
+func (t *Tier1) load(ctx context.Context, session string) ([]distill.Entry, error) {
+	b, err := t.Aux.GetAux(ctx, backlogKey(session))
+	if err != nil || b == nil {
+		return nil, err
+	}
+	var out []distill.Entry
+	if err := json.Unmarshal(b, &out); err != nil {
+		// A damaged backlog costs the model some context, never the
+		// checkpoint: start over from this episode.
+		return nil, nil
+	}
+	return out, nil
+}
+
+func (t *Tier1) save(ctx context.Context, session string, backlog []distill.Entry) error {
+	if len(backlog) == 0 {
+		return t.Aux.PutAux(ctx, backlogKey(session), nil)
+	}
+	b, err := json.Marshal(backlog)
+	if err != nil {
+		return err
+	}
+	return t.Aux.PutAux(ctx, backlogKey(session), b)
+}
+
+// merge appends the new entries whose events the backlog does not hold
+// yet: an episode curated again after a crash adds nothing twice.
+func merge(backlog, add []distill.Entry) []distill.Entry {
+	seen := map[string]bool{}
+	for _, e := range backlog {
+		for _, id := range e.EventIDs {
+			seen[id] = true
+		}
+	}
+	for _, e := range add {
+		if len(e.EventIDs) > 0 && seen[e.EventIDs[0]] {
+			continue
+		}
+		backlog = append(backlog, e)
+	}
+	return backlog
+}
+
+func tokens(entries []distill.Entry) int {
+	n := 0
+	for _, e := range entries {
+		n += distill.Tokens(e.Text) + 4
+	}
+	return n
+}

@@ -1,0 +1,72 @@
+package daemon
+
+import (
+	"context"
+	"fmt"
+	"os"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/medallionhq/medallion/internal/config"
+	"github.com/medallionhq/medallion/internal/curate"
+	"github.com/medallionhq/medallion/internal/distill"
+	"github.com/medallionhq/medallion/internal/llm"
+	"github.com/medallionhq/medallion/internal/redact"
+	"github.com/medallionhq/medallion/internal/store"
+)
+
+// storeLedger keeps the LLM's daily token count in the store, so the
+// daily cap holds across restarts.
+type storeLedger struct{ st *store.Badger }
+
+func ledgerKey(day string) string { return "llm/tokens/" + day }
+
+func (l storeLedger) Used(ctx context.Context, day string) (int, error) {
+	n, err := l.st.AddAuxInt(ctx, ledgerKey(day), 0)
+	return int(n), err
+}
+
+func (l storeLedger) Add(ctx context.Context, day string, tokens int) error {
+	_, err := l.st.AddAuxInt(ctx, ledgerKey(day), int64(tokens))
+	return err
+}
+
+// tier1 builds the model curator from the llm block; nil, nil without
+// one. The API key is read from the environment variable the block names:
+// a named variable that is unset or empty is an error, since the user
+// meant to send a key.
+func newTier1(cfg *config.LLM, st *store.Badger, logger hclog.Logger) (*curate.Tier1, *llm.Client, error) {
+	if cfg == nil {
+		return nil, nil, nil
+	}
+	var key string
+	if cfg.APIKeyEnv != "" {
+		key = os.Getenv(cfg.APIKeyEnv)
+		if key == "" {
+			return nil, nil, fmt.Errorf("llm: api_key_env names %s, which is not set in the daemon's environment (for a service, set it in the unit's environment)", cfg.APIKeyEnv)
+		}
+	}
+	client, err := llm.New(llm.Config{
+		BaseURL:    cfg.BaseURL,
+		Model:      cfg.Model,
+		APIKey:     key,
+		Timeout:    cfg.Timeout,
+		Structured: cfg.Structured,
+		Budget:     &llm.Budget{Ledger: storeLedger{st}, DailyTokens: cfg.DailyTokens},
+		Logger:     logger.Named("llm"),
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	t := &curate.Tier1{
+		Distiller: &distill.Distiller{
+			LLM:            client,
+			Model:          cfg.Model,
+			MaxInputTokens: cfg.MaxInputTokens,
+			Redact:         redact.String,
+		},
+		Aux:    st,
+		Logger: logger.Named("tier1"),
+	}
+	return t, client, nil
+}

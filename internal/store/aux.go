@@ -1,0 +1,111 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+
+	badger "github.com/dgraph-io/badger/v4"
+)
+
+// prefixAux holds small records of the daemon's other parts that must
+// survive a restart beside the data they describe: Tier 1's per-session
+// digest backlog and the LLM's daily token ledger. Keys are
+// "x/<owner>/<name>"; the owner chooses the names.
+const prefixAux = "x/"
+
+// maxAuxValue bounds one record: these are small by design, and a bug
+// that grew one without bound should fail loudly, not fill the disk.
+const maxAuxValue = 4 << 20
+
+// GetAux returns the record stored under key, or nil when there is none.
+func (b *Badger) GetAux(ctx context.Context, key string) ([]byte, error) {
+	if err := b.begin(ctx); err != nil {
+		return nil, err
+	}
+	defer b.mu.RUnlock()
+	var out []byte
+	err := b.db.View(func(txn *badger.Txn) error {
+		item, err := txn.Get([]byte(prefixAux + key))
+		if errors.Is(err, badger.ErrKeyNotFound) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		out, err = item.ValueCopy(nil)
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", key, err)
+	}
+	return out, nil
+}
+
+// PutAux stores value under key; a nil or empty value deletes the record.
+func (b *Badger) PutAux(ctx context.Context, key string, value []byte) error {
+	if len(value) > maxAuxValue {
+		return fmt.Errorf("write %s: %d bytes is over the %d-byte limit of a record", key, len(value), maxAuxValue)
+	}
+	if err := b.begin(ctx); err != nil {
+		return err
+	}
+	defer b.mu.RUnlock()
+	err := b.db.Update(func(txn *badger.Txn) error {
+		if len(value) == 0 {
+			return txn.Delete([]byte(prefixAux + key))
+		}
+		return txn.Set([]byte(prefixAux+key), value)
+	})
+	if err != nil {
+		return fmt.Errorf("write %s: %w", key, err)
+	}
+	return nil
+}
+
+var auxAddMu sync.Mutex
+
+// AddAuxInt adds delta to the integer stored under key (absent is 0) in
+// one transaction, and returns the new value; the daily token ledger
+// counts with it, so two checkpoints never lose each other's tokens.
+func (b *Badger) AddAuxInt(ctx context.Context, key string, delta int64) (int64, error) {
+	if err := b.begin(ctx); err != nil {
+		return 0, err
+	}
+	defer b.mu.RUnlock()
+	// One adder at a time: a read-modify-write races with itself, and
+	// Badger's answer to that is ErrConflict. Adds are rare (one per model
+	// call), so a process-wide lock costs nothing.
+	auxAddMu.Lock()
+	defer auxAddMu.Unlock()
+	var n int64
+	for range 3 {
+		err := b.db.Update(func(txn *badger.Txn) error {
+			n = 0
+			item, err := txn.Get([]byte(prefixAux + key))
+			switch {
+			case errors.Is(err, badger.ErrKeyNotFound):
+			case err != nil:
+				return err
+			default:
+				if err := item.Value(func(v []byte) error {
+					_, err := fmt.Sscan(string(v), &n)
+					return err
+				}); err != nil {
+					return fmt.Errorf("not a number: %w", err)
+				}
+			}
+			n += delta
+			return txn.Set([]byte(prefixAux+key), fmt.Appendf(nil, "%d", n))
+		})
+		if errors.Is(err, badger.ErrConflict) {
+			continue
+		}
+		if err != nil {
+			return 0, fmt.Errorf("add to %s: %w", key, err)
+		}
+		return n, nil
+	}
+	return 0, fmt.Errorf("add to %s: %w", key, badger.ErrConflict)
+}
