@@ -4,6 +4,7 @@
 #   make test     what CI runs: gofmt check, go vet, staticcheck, go test -race
 #   make bench    the benchmarks whose figures are in the README
 #   make eval     score Tier 0 curation against the hand labels in ../shared/corpus/labels
+#   make eval-llm Tier 0 against Tier 0 + Tier 1 with recorded model answers (../shared/eval/llm_replay.py)
 #   make eval-baseline  rewrite testdata/eval/baseline.json, the eval's ratchet (say why in the commit)
 #   make run      run medalliond in the foreground on your default config
 #   make install  go install both binaries into $(GOBIN) (default ~/go/bin)
@@ -16,7 +17,7 @@ STATICCHECK_VERSION := v0.8.2
 STATICCHECK := $(shell $(GO) env GOPATH)/bin/staticcheck
 BENCHTIME   ?= 1x
 
-.PHONY: all build test fmt-check vet staticcheck unit bench eval eval-baseline run install demo clean
+.PHONY: all build test fmt-check vet staticcheck unit bench eval eval-baseline eval-llm run install demo clean
 
 all: build
 
@@ -47,6 +48,19 @@ bench:
 # Skips (and says so) when ../shared/corpus/labels or python3 is absent.
 eval:
 	$(GO) test -count=1 -run '^TestEval$$' -v ./internal/curate
+
+# Tier 0 against Tier 0 + Tier 1 on the labelled sessions, the model being
+# ../shared/eval/llm_replay.py serving recorded answers from EVAL_LLM_DIR
+# (kept outside the repository). Prompts without an answer are left in
+# EVAL_LLM_DIR/pending for a model to answer; run again after answering.
+EVAL_LLM_DIR ?= $(abspath ../eval-llm-recordings)
+eval-llm:
+	@mkdir -p $(EVAL_LLM_DIR); rm -f $(EVAL_LLM_DIR)/port
+	@python3 ../shared/eval/llm_replay.py $(EVAL_LLM_DIR) --port-file $(EVAL_LLM_DIR)/port --max-seconds 3000 & \
+	pid=$$!; trap "kill $$pid" EXIT; \
+	for i in $$(seq 50); do [ -s $(EVAL_LLM_DIR)/port ] && break; sleep 0.1; done; \
+	MEDALLION_EVAL_LLM_URL=http://127.0.0.1:$$(cat $(EVAL_LLM_DIR)/port)/v1 MEDALLION_EVAL_LLM_DIR=$(EVAL_LLM_DIR) \
+		$(GO) test -count=1 -timeout 60m -run '^TestEvalLLM$$' -v ./internal/curate
 
 # The eval's ratchet: each labelled file's counts as measured now. TestEval
 # fails when a file in it loses recall or gains unmatched items.

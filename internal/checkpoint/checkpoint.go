@@ -106,6 +106,16 @@ type Curator interface {
 	Curate(ctx context.Context, ep Episode) (Result, error)
 }
 
+// IdleFinisher is a Curator that keeps work across episodes (Tier 1's
+// digest backlog). When such a session goes idle with nothing buffered —
+// its last count checkpoint took every event — the manager still hands
+// the curator an idle episode without events, so that work is finished
+// while the session is at rest rather than when it next writes.
+type IdleFinisher interface {
+	Curator
+	FinishesIdle() bool
+}
+
 // Policy is the trigger policy (config.Checkpoint).
 type Policy struct {
 	EveryEvents int
@@ -318,11 +328,16 @@ func (m *Manager) idleFired(id string) {
 		s.idle.Reset(wait)
 		return
 	}
-	if s.buffered >= 1 {
+	if s.buffered >= 1 || m.finishesIdle() {
 		m.request(id, TriggerIdle, "", 1, nil)
 		return
 	}
 	m.forgetQuiet(id, s)
+}
+
+func (m *Manager) finishesIdle() bool {
+	f, ok := m.cur.(IdleFinisher)
+	return ok && f.FinishesIdle()
 }
 
 // request queues a checkpoint of a session, merging it into one already
@@ -429,6 +444,22 @@ func (m *Manager) run(ctx context.Context, id string, r *request) api.Checkpoint
 		events, err := m.st.Episode(ctx, id, 0, MaxEpisodeEvents)
 		if err != nil {
 			return fail("read episode", err)
+		}
+		if part == 0 && len(events) == 0 && r.trigger == TriggerIdle && m.finishesIdle() {
+			out, err := m.curate(ctx, Episode{SessionID: id, Scope: res.Scope, Agent: info.Agent, Trigger: r.trigger})
+			if err != nil {
+				return fail("curate", err)
+			}
+			res.MedallionID, res.Version, res.Items = out.MedallionID, out.Version, out.Items
+			if out.MedallionID != "" {
+				m.logDone(id, r.trigger, 0, out, 0)
+			}
+			m.mu.Lock()
+			if s := m.sessions[id]; s != nil {
+				m.forgetQuiet(id, s)
+			}
+			m.mu.Unlock()
+			return res
 		}
 		if part == 0 && int64(len(events)) < r.min || len(events) == 0 {
 			if part == 0 {

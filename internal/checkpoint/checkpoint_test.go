@@ -256,6 +256,38 @@ func TestIdle(t *testing.T) {
 	waitFor(t, "the buffer cleared", func() bool { return e.buffered("s1") == 0 })
 }
 
+// finisher is a recording curator that keeps work across episodes.
+type finisher struct{ Curator }
+
+func (finisher) FinishesIdle() bool { return true }
+
+// TestIdleFinisher: when a count checkpoint took every event, a curator
+// that keeps work across episodes (Tier 1's backlog) still gets the idle
+// episode, without events; a plain curator does not.
+func TestIdleFinisher(t *testing.T) {
+	for _, finishes := range []bool{true, false} {
+		rec := &recording{}
+		cur := rec.curator()
+		if finishes {
+			cur = finisher{cur}
+		}
+		e := newEnv(t, cur, Policy{EveryEvents: 3, MinEvents: 3, Idle: 50 * time.Millisecond})
+		e.ingest(prompt("s1", "one"), prompt("s1", "two"), prompt("s1", "three"))
+		waitFor(t, "the count checkpoint", func() bool { return len(rec.episodes()) >= 1 })
+		if finishes {
+			waitFor(t, "the idle episode", func() bool { return len(rec.episodes()) == 2 })
+			if ep := rec.episodes()[1]; ep.Trigger != TriggerIdle || len(ep.Events) != 0 || len(ep.Scope) != 1 {
+				t.Errorf("idle episode: %s with %d events, scope %v", ep.Trigger, len(ep.Events), ep.Scope)
+			}
+			continue
+		}
+		time.Sleep(150 * time.Millisecond) // three idle periods: nothing may come
+		if n := len(rec.episodes()); n != 1 {
+			t.Errorf("a plain curator got %d episodes, want only the count checkpoint", n)
+		}
+	}
+}
+
 // TestIdleAfterRestart: a session that still had buffered events when the
 // daemon stopped is checkpointed when its idle time is up.
 func TestIdleAfterRestart(t *testing.T) {

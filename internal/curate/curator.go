@@ -23,6 +23,11 @@ type Curator struct {
 	Tier1 *Tier1
 }
 
+// FinishesIdle implements checkpoint.IdleFinisher: with Tier 1 on, a
+// session that goes idle with nothing buffered may still hold a backlog
+// no model pass has seen.
+func (c *Curator) FinishesIdle() bool { return c.Tier1 != nil }
+
 func (c *Curator) now() time.Time {
 	if c.Now != nil {
 		return c.Now()
@@ -30,7 +35,7 @@ func (c *Curator) now() time.Time {
 	return time.Now()
 }
 
-var _ checkpoint.Curator = (*Curator)(nil)
+var _ checkpoint.IdleFinisher = (*Curator)(nil)
 
 // scopeCandidates bounds how many medallions containing the scope are
 // looked at to find the one with exactly that scope.

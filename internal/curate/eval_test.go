@@ -106,6 +106,10 @@ func scoreFile(t *testing.T, labelDir, outDir string) fileScore {
 	return f
 }
 
+func execPython(args ...string) ([]byte, error) {
+	return exec.Command("python3", args...).Output()
+}
+
 // sum adds up the scores of the named files.
 func sum(scores baseline, files []string) (load, stored fileScore) {
 	load.Recall, stored.Recall = map[string][2]int{}, map[string][2]int{}
@@ -281,28 +285,7 @@ func TestEval(t *testing.T) {
 		}
 		writeItems(t, loadDir, label.File, loadItems)
 
-		medPath, loadPath := filepath.Join(work, label.File+".med.json"), filepath.Join(work, label.File+".load.txt")
-		mb, err := json.Marshal(sim.medallions)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(medPath, mb, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(loadPath, []byte(load.Text), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		out, err := exec.Command("python3", filepath.Join(evalDir, "medallion_items.py"), medPath, loadPath).Output()
-		if err != nil {
-			t.Fatalf("medallion_items.py %s: %v", label.File, err)
-		}
-		var stored struct {
-			Items []scorerItem `json:"items"`
-		}
-		if err := json.Unmarshal(out, &stored); err != nil {
-			t.Fatalf("medallion_items.py output: %v", err)
-		}
-		writeItems(t, storedDir, label.File, stored.Items)
+		writeItems(t, storedDir, label.File, storedItems(t, work, label.File, sim.medallions, load.Text))
 		if testing.Verbose() {
 			t.Logf("%s: %d events, load %d tokens:\n%s", label.File, sim.events, load.Tokens, load.Text)
 		}

@@ -82,7 +82,7 @@ func Digest(events []transcript.Event) []Entry {
 			if j, ok := calls[e.ToolCallID]; ok && e.ToolCallID != "" {
 				delete(calls, e.ToolCallID)
 				out[j].EventIDs = append(out[j].EventIDs, e.ID)
-				out[j].Text += " → " + text
+				out[j].Text += " → " + oneLine(text)
 				continue
 			}
 			out = add(out, e, "result of "+orDash(e.Tool)+" → "+text)
@@ -126,8 +126,13 @@ func result(e *transcript.Event) string {
 		status += " (exit " + strconv.Itoa(*e.ExitCode) + ")"
 	}
 	limit := maxResultText
-	if failed {
+	switch {
+	case failed:
 		limit = maxFailureText
+	case e.Command == "":
+		// A read, search or edit that worked says nothing the call does
+		// not: the file content is in the repository.
+		return status
 	}
 	if t := strings.TrimSpace(e.Text); t != "" {
 		return status + ": " + cut(t, limit)
@@ -160,10 +165,10 @@ func orDash(s string) string {
 	return s
 }
 
-// cut keeps the head of s within n bytes (on a rune boundary) and says
-// how much it left out.
+// cut folds s onto one line, keeps its head within n bytes (on a rune
+// boundary) and says how much it left out.
 func cut(s string, n int) string {
-	s = strings.TrimSpace(s)
+	s = oneLine(strings.TrimSpace(s))
 	if len(s) <= n {
 		return s
 	}
