@@ -38,7 +38,8 @@ event with a working directory gives the session one.
 --node N --evidence FILE checkpoints explicit evidence instead, for a
 framework that writes no transcript: FILE (- for stdin) holds
 {"session_summary": "...", "transcripts": ["user: ...\nassistant: ..."],
-"artefacts": {"name": "value"}}. In transcripts a line starting "user:" or
+"artefacts": {"name": any JSON value}} (the seed's evidence, e.g.
+"files_touched": ["a.py"]). In transcripts a line starting "user:" or
 "human:" opens a user turn, "assistant:" or "agent:" an assistant turn, and
 other lines continue the turn. The evidence is curated into the medallion
 whose graph nodes are exactly the --node values; --tag adds scope tags.

@@ -382,7 +382,7 @@ func TestCheckpoint(t *testing.T) {
 			stdin:      `{"session_summary": "Parser rewritten.", "transcripts": ["user: never vendor deps\nassistant: ok"], "artefacts": {"pr": "#12"}}`,
 			wantStdout: "checkpoint evidence-5d41402abc4b2a76 → repo:demo: 2 events → medallion med-repo-demo version 1 (1 invariants, 1 open_questions)\n",
 			wantReq: api.CheckpointRequest{Nodes: []string{"repo:demo"}, Tags: []string{"seed"}, Note: "n", Evidence: &api.Evidence{
-				SessionSummary: "Parser rewritten.", Transcripts: []string{"user: never vendor deps\nassistant: ok"}, Artefacts: map[string]string{"pr": "#12"},
+				SessionSummary: "Parser rewritten.", Transcripts: []string{"user: never vendor deps\nassistant: ok"}, Artefacts: map[string]api.Artefact{"pr": "#12"},
 			}},
 			wantBuffered: map[string]int64{museSession: 18, museSubagent: 6, siteSession: 0, aiderSession: 3},
 		},

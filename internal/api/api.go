@@ -17,6 +17,9 @@
 package api
 
 import (
+	"bytes"
+	"encoding/json"
+
 	"github.com/medallionhq/medallion/internal/episode"
 	"github.com/medallionhq/medallion/internal/medallion"
 )
@@ -125,8 +128,29 @@ type Evidence struct {
 	// starting "user:" or "human:" opens a user turn, "assistant:" or
 	// "agent:" an assistant turn; other lines continue the current turn.
 	Transcripts []string `json:"transcripts,omitempty"`
-	// Artefacts are named results (a file, a URL, a test report).
-	Artefacts map[string]string `json:"artefacts,omitempty"`
+	// Artefacts are named results (a file, a URL, a test report): any JSON
+	// value, as the seed's Record<string, any>.
+	Artefacts map[string]Artefact `json:"artefacts,omitempty"`
+}
+
+// Artefact is one evidence artefact as text: a JSON string as it is, any
+// other JSON value (a list of files touched, a test report object) as its
+// compact JSON.
+type Artefact string
+
+// UnmarshalJSON takes any JSON value.
+func (a *Artefact) UnmarshalJSON(b []byte) error {
+	var s string
+	if err := json.Unmarshal(b, &s); err == nil {
+		*a = Artefact(s)
+		return nil
+	}
+	var buf bytes.Buffer
+	if err := json.Compact(&buf, b); err != nil {
+		return err
+	}
+	*a = Artefact(buf.String())
+	return nil
 }
 
 // CheckpointResult is one session's checkpoint.

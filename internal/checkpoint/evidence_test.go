@@ -1,8 +1,10 @@
 package checkpoint
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -59,7 +61,7 @@ func TestFromEvidence(t *testing.T) {
 		},
 		{
 			name:     "artefacts in key order",
-			evidence: api.Evidence{Artefacts: map[string]string{"report": "ok", "pr": "https://example.com/pr/1"}},
+			evidence: api.Evidence{Artefacts: map[string]api.Artefact{"report": "ok", "pr": "https://example.com/pr/1"}},
 			want: []ev{
 				{transcript.KindSystem, "artefact", "artefact pr: https://example.com/pr/1"},
 				{transcript.KindSystem, "artefact", "artefact report: ok"},
@@ -69,7 +71,7 @@ func TestFromEvidence(t *testing.T) {
 			name: "secrets redacted",
 			evidence: api.Evidence{
 				Transcripts: []string{"user: the key is AKIAIOSFODNN7EXAMPLE"},
-				Artefacts:   map[string]string{"env": "GITHUB_TOKEN=ghp_0123456789abcdefghijABCDEFGHIJ012345"},
+				Artefacts:   map[string]api.Artefact{"env": "GITHUB_TOKEN=ghp_0123456789abcdefghijABCDEFGHIJ012345"},
 			},
 			want: []ev{
 				{transcript.KindUserPrompt, "", "the key is [REDACTED:aws-access-key]"},
@@ -135,9 +137,9 @@ func TestFromEvidenceDerivesContext(t *testing.T) {
 }
 
 func TestFromEvidenceBounds(t *testing.T) {
-	arts := map[string]string{}
+	arts := map[string]api.Artefact{}
 	for i := range MaxArtefacts + 5 {
-		arts[fmt.Sprintf("a%03d", i)] = strings.Repeat("v", 2*MaxArtefactText)
+		arts[fmt.Sprintf("a%03d", i)] = api.Artefact(strings.Repeat("v", 2*MaxArtefactText))
 	}
 	long := "user: " + strings.Repeat("é", MaxEvidenceText)
 	ep, err := FromEvidence(api.CheckpointRequest{Nodes: []string{"repo:x"}, Evidence: &api.Evidence{
@@ -171,7 +173,7 @@ func TestCheckEvidence(t *testing.T) {
 		want string // in the error; "" for valid
 	}{
 		{"valid", api.CheckpointRequest{Nodes: []string{"repo:x"}, Evidence: ok}, ""},
-		{"artefacts only", api.CheckpointRequest{Nodes: []string{"repo:x"}, Evidence: &api.Evidence{Artefacts: map[string]string{"k": "v"}}}, ""},
+		{"artefacts only", api.CheckpointRequest{Nodes: []string{"repo:x"}, Evidence: &api.Evidence{Artefacts: map[string]api.Artefact{"k": "v"}}}, ""},
 		{"no nodes", api.CheckpointRequest{Evidence: ok}, "nodes:"},
 		{"blank node", api.CheckpointRequest{Nodes: []string{"repo:x", " "}, Evidence: ok}, "nodes[1] is blank"},
 		{"blank tag", api.CheckpointRequest{Nodes: []string{"repo:x"}, Tags: []string{""}, Evidence: ok}, "tags[0] is blank"},
@@ -192,5 +194,30 @@ func TestCheckEvidence(t *testing.T) {
 				t.Errorf("error %v, want ErrInvalidEvidence with %q", err, tt.want)
 			}
 		})
+	}
+}
+
+// TestEvidenceArtefactsAnyJSON: artefacts take any JSON value, as the
+// seed's Record<string, any> (its own example has "files_touched": [...]).
+func TestEvidenceArtefactsAnyJSON(t *testing.T) {
+	var ev api.Evidence
+	seed := `{"session_summary": "Refactored the router.",
+	  "artefacts": {"test_results": {"passed": 12, "failed": 0}, "files_touched": ["llm_router.py", "config.yaml"], "pr": "#7"}}`
+	if err := json.Unmarshal([]byte(seed), &ev); err != nil {
+		t.Fatal(err)
+	}
+	ep, err := FromEvidence(api.CheckpointRequest{Nodes: []string{"repo:muse"}, Evidence: &ev}, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, e := range ep.Events {
+		if e.Event.Subtype == "artefact" {
+			got = append(got, e.Event.Text)
+		}
+	}
+	want := []string{`artefact files_touched: ["llm_router.py","config.yaml"]`, "artefact pr: #7", `artefact test_results: {"passed":12,"failed":0}`}
+	if !slices.Equal(got, want) {
+		t.Errorf("artefacts %q, want %q", got, want)
 	}
 }

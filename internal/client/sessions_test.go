@@ -154,7 +154,7 @@ func TestCheckpointEvidence(t *testing.T) {
 	c := serve(t, mux)
 	resp, err := c.Checkpoint(context.Background(), api.CheckpointRequest{
 		Nodes: []string{"repo:x"}, Tags: []string{"t"},
-		Evidence: &api.Evidence{SessionSummary: "s", Transcripts: []string{"user: hi"}, Artefacts: map[string]string{"k": "v"}},
+		Evidence: &api.Evidence{SessionSummary: "s", Transcripts: []string{"user: hi"}, Artefacts: map[string]api.Artefact{"k": "v"}},
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -45,16 +45,16 @@ const scopeCandidates = 50
 // the newer version before giving up.
 const conflictRetries = 3
 
-// Curate implements checkpoint.Curator: Tier 0, then Tier 1 when one is
-// configured. An episode that yields no items stores nothing in Tier 0;
-// Tier 1 may still distil it. Only a Tier 0 failure fails the checkpoint:
-// Tier 1's failures leave Tier 0's version standing.
+// Curate implements checkpoint.Curator: Tier 0, and Tier 1 on top when
+// one is configured and due (see Tier1). An episode that yields no items
+// stores nothing in Tier 0; Tier 1 may still distil it. Only a store
+// failure fails the checkpoint: Tier 1's failures leave Tier 0's version
+// standing.
 func (c *Curator) Curate(ctx context.Context, ep checkpoint.Episode) (checkpoint.Result, error) {
-	res, err := c.tier0(ctx, ep)
-	if err != nil || c.Tier1 == nil {
-		return res, err
+	if c.Tier1 == nil {
+		return c.tier0(ctx, ep)
 	}
-	return c.Tier1.run(ctx, c, ep, res), nil
+	return c.Tier1.curate(ctx, c, ep)
 }
 
 // tier0 stores what the deterministic extractors find in ep.

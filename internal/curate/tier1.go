@@ -74,8 +74,12 @@ const maxBacklogPrompts = 8
 
 func backlogKey(session string) string { return "tier1/backlog/" + session }
 
-// run is Tier 1's part of a checkpoint, after Tier 0 stored res.
-func (t *Tier1) run(ctx context.Context, c *Curator, ep checkpoint.Episode, res checkpoint.Result) checkpoint.Result {
+// curate is a checkpoint with Tier 1 on. When no pass is due it is Tier 0
+// alone. When one is, Tier 0's items and the model's patch make one new
+// version together — a checkpoint is one version, as the seed's
+// checkpointSession — and if the model fails, Tier 0's version is stored
+// alone.
+func (t *Tier1) curate(ctx context.Context, c *Curator, ep checkpoint.Episode) (checkpoint.Result, error) {
 	log := t.Logger
 	if log == nil {
 		log = hclog.NewNullLogger()
@@ -87,7 +91,7 @@ func (t *Tier1) run(ctx context.Context, c *Curator, ep checkpoint.Episode, res 
 	backlog, err := t.load(ctx, ep.SessionID)
 	if err != nil {
 		t.fail(log, ep, "read backlog", err)
-		return res
+		return c.tier0(ctx, ep)
 	}
 	backlog = merge(backlog, distill.Digest(events))
 	limit := t.Distiller.MaxInputTokens
@@ -112,43 +116,46 @@ func (t *Tier1) run(ctx context.Context, c *Curator, ep checkpoint.Episode, res 
 		if err := t.save(ctx, ep.SessionID, backlog); err != nil {
 			t.fail(log, ep, "save backlog", err)
 		}
-		return res
+		return c.tier0(ctx, ep)
+	}
+	// Kept until the pass is stored: a failure or a crash before then
+	// leaves it for the next pass.
+	if err := t.save(ctx, ep.SessionID, backlog); err != nil {
+		t.fail(log, ep, "save backlog", err)
+		return c.tier0(ctx, ep)
 	}
 
-	base, err := c.find(ctx, ep.Scope)
+	items := Extract(ep)
+	existing, err := c.find(ctx, ep.Scope)
 	if err != nil {
-		t.fail(log, ep, "read medallion", err)
-		return res
+		return checkpoint.Result{}, err
 	}
-	op := "update"
-	if base == nil {
+	op, base := "update", existing
+	if existing == nil {
 		op = "generate"
-		base = Apply(nil, ep.Scope, Items{}, c.now())
+	}
+	if !items.Empty() || base == nil {
+		base = Apply(existing, ep.Scope, items, c.now())
 	}
 	out, dr, err := t.Distiller.Distill(ctx, base, ep.Scope, backlog)
 	if err != nil {
-		if serr := t.save(ctx, ep.SessionID, backlog); serr != nil {
-			log.Error("tier 1 backlog not saved", "session", ep.SessionID, "error", serr)
-		}
 		t.fail(log, ep, op, err)
-		return res
+		return c.tier0(ctx, ep)
 	}
 	out.Meta.UpdatedAt = medallion.FormatTime(c.now())
 	out = withTags(out, ep.Tags)
 	var stored *medallion.Medallion
-	if op == "generate" {
+	if existing == nil {
 		stored, err = c.Store.Create(ctx, out)
 	} else {
 		stored, err = c.Store.Update(ctx, out)
 	}
 	if err != nil {
 		// A conflict means someone (a review action) wrote meanwhile:
-		// the backlog stays, and the next pass starts from their version.
-		if serr := t.save(ctx, ep.SessionID, backlog); serr != nil {
-			log.Error("tier 1 backlog not saved", "session", ep.SessionID, "error", serr)
-		}
+		// the backlog stays for the next pass, which starts from their
+		// version, and Tier 0 stores this episode's items now.
 		t.fail(log, ep, "store "+op, err)
-		return res
+		return c.tier0(ctx, ep)
 	}
 	if err := t.save(ctx, ep.SessionID, nil); err != nil {
 		log.Error("tier 1 backlog not cleared", "session", ep.SessionID, "error", err)
@@ -159,17 +166,14 @@ func (t *Tier1) run(ctx context.Context, c *Curator, ep checkpoint.Episode, res 
 		"version", stored.Meta.Version, "calls", dr.Calls, "repairs", dr.Repairs, "input_tokens", dr.InputTokens,
 		"output_tokens", dr.OutputTokens, "added", dr.Applied.Added, "revised", dr.Applied.Revised,
 		"dropped", dr.Applied.Dropped, "resolved", dr.Applied.Resolved, "refused", dr.Applied.Refused)
-	items := map[string]int{}
-	for k, v := range res.Items {
-		items[k] = v
-	}
+	counts := Counts(items)
 	for k, v := range map[string]int{"tier1_added": dr.Applied.Added, "tier1_revised": dr.Applied.Revised,
 		"tier1_dropped": dr.Applied.Dropped + dr.Applied.Resolved} {
 		if v > 0 {
-			items[k] = v
+			counts[k] = v
 		}
 	}
-	return checkpoint.Result{MedallionID: stored.Meta.MedallionID, Version: stored.Meta.Version, Items: items}
+	return checkpoint.Result{MedallionID: stored.Meta.MedallionID, Version: stored.Meta.Version, Items: counts}, nil
 }
 
 func (t *Tier1) fail(log hclog.Logger, ep checkpoint.Episode, op string, err error) {

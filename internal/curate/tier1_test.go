@@ -106,8 +106,8 @@ func TestTier1GoodAnswer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Version != 2 || res.Items["tier1_added"] != 2 {
-		t.Fatalf("result %+v: want version 2 (tier 0, then tier 1) with 2 model items", res)
+	if res.Version != 1 || res.Items["tier1_added"] != 2 || res.Items["invariants"] != 1 {
+		t.Fatalf("result %+v: want one version 1 holding tier 0's items and 2 model items", res)
 	}
 	m, err := st.Get(ctx, res.MedallionID)
 	if err != nil {
@@ -165,7 +165,7 @@ func TestTier1GoodAnswer(t *testing.T) {
 func TestTier1Repair(t *testing.T) {
 	cur, st, fm := tier1Setup(t, 0, "Sure! Here is the patch: {", goodPatch)
 	res, err := cur.Curate(context.Background(), tier1Episode())
-	if err != nil || res.Version != 2 {
+	if err != nil || res.Version != 1 {
 		t.Fatalf("%+v, %v", res, err)
 	}
 	reqs := fm.requests()
@@ -248,8 +248,8 @@ func TestTier1DailyCap(t *testing.T) {
 	if st := cur.Tier1.Stats(); st.Fallbacks != 1 || !strings.Contains(st.LastError, "budget") {
 		t.Errorf("stats %+v: want the cap as the fallback's cause", st)
 	}
-	if res.Version != 3 {
-		t.Errorf("result %+v: want tier 0's version 3", res)
+	if res.Version != 2 || res.Items["invariants"] != 1 {
+		t.Errorf("result %+v: want tier 0's version 2", res)
 	}
 }
 

@@ -251,7 +251,7 @@ func TestCheckpointEndpoint(t *testing.T) {
 		{"evidence for a scope",
 			`{"nodes": ["repo:demo"], "tags": ["seed"], "note": "n", "evidence": {"session_summary": "s", "transcripts": ["user: hi"], "artefacts": {"k": "v"}}}`,
 			api.CheckpointRequest{Nodes: []string{"repo:demo"}, Tags: []string{"seed"}, Note: "n", Evidence: &api.Evidence{
-				SessionSummary: "s", Transcripts: []string{"user: hi"}, Artefacts: map[string]string{"k": "v"},
+				SessionSummary: "s", Transcripts: []string{"user: hi"}, Artefacts: map[string]api.Artefact{"k": "v"},
 			}},
 			[]string{"evidence-1"}},
 	}
