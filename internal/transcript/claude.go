@@ -44,8 +44,10 @@ type ClaudeCode struct {
 	// counts honest.
 	replyID     string
 	replyBlocks []string
-	// queued holds the texts of queued prompts not yet delivered as a user
-	// record, so the delivery is not a second prompt.
+	// queued holds the text keys (textKey) of queued prompts not yet
+	// delivered as a user record, so the delivery is not a second prompt.
+	// Keys rather than texts keep the saved state (state.go) small however
+	// long a pasted prompt is.
 	queued []string
 	// answered holds the tool_use ids whose result was emitted, oldest
 	// first in answeredOrder, so a copied result is a counted duplicate.
@@ -501,7 +503,7 @@ func (p *ClaudeCode) queue(out []Event, r *ccRecord, pos Position, index int) []
 		if len(p.queued) >= maxQueued {
 			p.queued = p.queued[1:]
 		}
-		p.queued = append(p.queued, strings.TrimSpace(text))
+		p.queued = append(p.queued, textKey(text))
 	}
 	p.bound(&e, text)
 	return append(out, e)
@@ -510,7 +512,7 @@ func (p *ClaudeCode) queue(out []Event, r *ccRecord, pos Position, index int) []
 // delivered reports whether text is a queued prompt already emitted, and
 // forgets it: Claude Code writes a dequeued prompt again as a user record.
 func (p *ClaudeCode) delivered(text string) bool {
-	t := strings.TrimSpace(text)
+	t := textKey(text)
 	for i, q := range p.queued {
 		if q == t {
 			p.queued = append(p.queued[:i], p.queued[i+1:]...)
