@@ -31,8 +31,10 @@ import (
 // one. Older Claude Code versions copied the earlier history into a resumed
 // session's file under the new sessionId (same uuid, same tool_use id), so
 // a second result for a tool_use id already answered is skipped and counted
-// as "duplicate:result". Across a restart this memory is gone, and the
-// store's per-id marker drops the repeat instead: the id is the same.
+// as "duplicate:result". This memory, the queued prompts and the pending
+// calls survive a restart through MarshalState (state.go); were they lost,
+// a queued prompt's delivery would become a second prompt (the store's
+// per-id marker would still drop a repeated result: its id is the same).
 type ClaudeCode struct {
 	core
 	paths pathCache

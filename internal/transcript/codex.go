@@ -25,8 +25,10 @@ import (
 //
 // IDs: "cx:call:<call_id>", "cx:result:<call_id>", "cx:meta:<session id>";
 // messages and reasoning hash the file, kind, text and second, so the twin
-// of an already emitted message gets the same ID even when a restart lost
-// the pairing state.
+// of an already emitted message usually gets the same ID anyway; the
+// pairing state, the session identity and the pending calls survive a
+// restart through MarshalState (state.go), for twins written a second apart
+// and for the events after the session_meta line.
 type Codex struct {
 	core
 	paths pathCache
