@@ -16,18 +16,20 @@
 //     watches with format "auto" and remembered in the file state);
 //  4. redacts every text-bearing field (package redact);
 //  5. resolves each session's scope from its cwd (package scope);
-//  6. stores the events and the new offset in ONE store.Ingest call, so a
-//     crash can lose or repeat nothing: events whose ids were stored
-//     before are dropped by the store, and the offset never moves past
-//     lines whose events were not stored.
+//  6. stores the events, the new offset and the parser's state in ONE
+//     store.Ingest call, so a crash can lose or repeat nothing: events
+//     whose ids were stored before are dropped by the store, the offset
+//     never moves past lines whose events were not stored, and a parser
+//     resumed at the offset remembers what the one that stopped there did.
 //
-// A batch the store refuses as too large is split at a line boundary (or,
-// for a single line with many events, into parts committed with the offset
-// left before the line: a crash between the parts replays the line and the
-// store drops the part it already holds). Any other store failure (a full
-// disk) leaves the offset where it was; the file is retried with growing
-// back-off and nothing is lost. Per-file problems are logged and counted,
-// never fatal.
+// A batch of several lines the store refuses as too large is read again
+// with half as many lines, so that each commit carries the parser state of
+// its own end (see below); a single line with many events is stored in
+// parts committed with the offset left before the line: a crash between the
+// parts replays the line and the store drops the part it already holds.
+// Any other store failure (a full disk) leaves the offset where it was; the
+// file is retried with growing back-off and nothing is lost. Per-file
+// problems are logged and counted, never fatal.
 //
 // A last line without a newline is normally a line still being written and
 // waits for its '\n'. Some files simply end that way (exports, an agent that
