@@ -19,6 +19,9 @@ import (
 // with SIGKILL at random moments and restarted. When the writers are done
 // and the daemon has caught up, every session must hold exactly the events
 // of a clean run over the final files: no event lost, none stored twice.
+// The Claude Code sessions hold prompts queued while the agent was busy and
+// delivered a few records later: a kill between the two must not make the
+// delivery a second prompt (issue 14).
 func TestCrashLosesNothing(t *testing.T) {
 	if testing.Short() {
 		t.Skip("kills and restarts the daemon for several seconds")
@@ -33,7 +36,7 @@ func TestCrashLosesNothing(t *testing.T) {
 	for i := range 4 {
 		id := []string{"c1c1c1c1", "c2c2c2c2", "c3c3c3c3", "c4c4c4c4"}[i] + "-0000-4000-8000-000000000001"
 		g := fixture.NewClaude(id, "/home/dev/muse", seed+uint64(i))
-		g.MaxResult, g.Plain = 3000, true
+		g.MaxResult, g.Plain, g.Queued = 3000, true, 40
 		files[filepath.Join(root, "-home-dev-muse", id+".jsonl")] = turns(g, 70)
 	}
 	cx := fixture.NewCodex("019c9a10-4444-7aaa-8bbb-0123456789ab", "/home/dev/importer", seed)
@@ -104,6 +107,7 @@ func TestCrashLosesNothing(t *testing.T) {
 	}
 	crashed := d.caughtUp(60 * time.Second)
 	got := collect(t, d)
+	gotPrompts, gotQueued := prompts(d)
 	d.stop()
 
 	// A clean run over the final files, on a fresh data dir.
@@ -111,7 +115,15 @@ func TestCrashLosesNothing(t *testing.T) {
 	clean.start()
 	cleanStatus := clean.caughtUp(60 * time.Second)
 	want := collect(t, clean)
+	wantPrompts, wantQueued := prompts(clean)
 	clean.stop()
+
+	if wantQueued == 0 {
+		t.Error("no queued prompts in the clean run: the stream does not test them")
+	}
+	if gotPrompts != wantPrompts || gotQueued != wantQueued {
+		t.Errorf("user prompts: %d (%d queued) after the crashes, %d (%d queued) in a clean run", gotPrompts, gotQueued, wantPrompts, wantQueued)
+	}
 
 	if len(want) != 5 {
 		t.Errorf("clean run found %d sessions, want 5", len(want))
@@ -144,7 +156,23 @@ func TestCrashLosesNothing(t *testing.T) {
 	if crashed.BacklogBytes != 0 || cleanStatus.BacklogBytes != 0 {
 		t.Errorf("backlog: %d after the crashes, %d in the clean run", crashed.BacklogBytes, cleanStatus.BacklogBytes)
 	}
-	t.Logf("%d kills; %d events in %d sessions match a clean run", kills, total, len(want))
+	t.Logf("%d kills; %d events in %d sessions match a clean run; %d user prompts, %d of them queued", kills, total, len(want), wantPrompts, wantQueued)
+}
+
+// prompts counts the user prompts d stores, and those queued while the
+// agent was busy.
+func prompts(d *ingestd) (all, queued int) {
+	for id := range d.sessions() {
+		for _, e := range d.events(id) {
+			if e.Event.Kind == transcript.KindUserPrompt {
+				all++
+				if e.Event.Subtype == transcript.SubtypeQueued {
+					queued++
+				}
+			}
+		}
+	}
+	return all, queued
 }
 
 // collect returns each session's buffered event ids, sorted, failing on an

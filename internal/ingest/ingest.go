@@ -16,18 +16,20 @@
 //     watches with format "auto" and remembered in the file state);
 //  4. redacts every text-bearing field (package redact);
 //  5. resolves each session's scope from its cwd (package scope);
-//  6. stores the events and the new offset in ONE store.Ingest call, so a
-//     crash can lose or repeat nothing: events whose ids were stored
-//     before are dropped by the store, and the offset never moves past
-//     lines whose events were not stored.
+//  6. stores the events, the new offset and the parser's state in ONE
+//     store.Ingest call, so a crash can lose or repeat nothing: events
+//     whose ids were stored before are dropped by the store, the offset
+//     never moves past lines whose events were not stored, and a parser
+//     resumed at the offset remembers what the one that stopped there did.
 //
-// A batch the store refuses as too large is split at a line boundary (or,
-// for a single line with many events, into parts committed with the offset
-// left before the line: a crash between the parts replays the line and the
-// store drops the part it already holds). Any other store failure (a full
-// disk) leaves the offset where it was; the file is retried with growing
-// back-off and nothing is lost. Per-file problems are logged and counted,
-// never fatal.
+// A batch of several lines the store refuses as too large is read again
+// with half as many lines, so that each commit carries the parser state of
+// its own end (see below); a single line with many events is stored in
+// parts committed with the offset left before the line: a crash between the
+// parts replays the line and the store drops the part it already holds.
+// Any other store failure (a full disk) leaves the offset where it was; the
+// file is retried with growing back-off and nothing is lost. Per-file
+// problems are logged and counted, never fatal.
 //
 // A last line without a newline is normally a line still being written and
 // waits for its '\n'. Some files simply end that way (exports, an agent that
@@ -38,11 +40,18 @@
 // finally ends the tail reads as an empty line, and records glued to it as
 // a new line, so nothing is lost or repeated either way.
 //
-// After a daemon restart a file's parser starts mid-file; event ids do not
-// depend on parser state, so that is harmless. A parser is also dropped
-// whenever a batch fails to commit, because adapters remember what they
-// emitted to drop repeated pieces, and the lines of the failed batch will be
-// parsed again.
+// Parsers remember things that decide what later lines mean (a Claude Code
+// prompt queued while the agent was busy, whose later delivery is not a new
+// prompt; a Codex file's session id and cwd; a tool call its result is
+// named after). One rule keeps that exactly once across a crash, for every
+// adapter: the parser's state (transcript.Stateful) is stored in the same
+// store.Ingest call as the offset it belongs to, and a parser is only ever
+// created to read from the stored offset with the state stored with it (or
+// from offset 0, fresh). A parser whose batch fails to commit has read lines
+// that will be read again, so it is dropped and recreated the same way. A
+// state that cannot be read or saved is logged, counted
+// (SkipParserStateUnreadable, SkipParserStateUnsaved) and treated as
+// absent: the file goes on with a fresh parser, never stops.
 package ingest
 
 import (
@@ -87,6 +96,12 @@ const (
 	SkipNoSession = "no_session"
 	// SkipEventTooLarge: an event too large for the store on its own.
 	SkipEventTooLarge = "event_too_large"
+	// SkipParserStateUnreadable: a stored parser state its parser refused
+	// (another version or format, damaged); the parser started fresh.
+	SkipParserStateUnreadable = "parser_state_unreadable"
+	// SkipParserStateUnsaved: a parser state that could not be encoded or
+	// was over store.MaxParserState; none was stored with the offset.
+	SkipParserStateUnsaved = "parser_state_unsaved"
 )
 
 // Defaults for Options.
@@ -200,7 +215,15 @@ type file struct {
 	size   int64 // size seen by the last Identify
 	parser transcript.Parser
 	fileID string // Position.File for the parser: see fileIdentity
-	skips  map[string]int64
+	// resume is the parser state stored with state.Offset, read before a
+	// batch that has to create the parser; the parser created for the
+	// line at state.Offset starts from it.
+	resume []byte
+	// stateSum is the hash of the parser state stored with state.Offset
+	// ("" while unknown), so a batch that leaves the state as it was does
+	// not write it again.
+	stateSum string
+	skips    map[string]int64
 	// contrib is this file's share of the backlog figure.
 	contrib int64
 }
@@ -601,8 +624,38 @@ type line struct {
 // errBatchFull makes tail.Read stop before a line: the batch is full.
 var errBatchFull = errors.New("batch full")
 
+// errSplit says a batch of several lines was too large for the store: it
+// is read again with at most lines lines.
+type errSplit struct{ lines int }
+
+func (e *errSplit) Error() string {
+	return fmt.Sprintf("batch too large: read again with %d lines", e.lines)
+}
+
 // batch reads and stores one batch of f; more says that more may follow.
+// A batch the store refuses as too large is read again with half as many
+// lines, rather than committed in parts: the parser state to store with
+// the offset of a part's end is the one after that part's last line, and
+// the parser has already read past it. Reading again from the stored
+// offset with the stored state recreates it exactly.
 func (p *Pipeline) batch(ctx context.Context, w Watch, f *file) (more bool, err error) {
+	maxLines := 0
+	for {
+		more, err := p.read(ctx, w, f, maxLines)
+		var split *errSplit
+		if !errors.As(err, &split) {
+			return more, err
+		}
+		maxLines = split.lines
+	}
+}
+
+// read reads and stores one batch of at most maxLines parsed lines (0: no
+// limit) of f.
+func (p *Pipeline) read(ctx context.Context, w Watch, f *file, maxLines int) (more bool, err error) {
+	if err := p.loadResume(ctx, f); err != nil {
+		return false, err
+	}
 	prev := &tail.Position{
 		Dev: f.state.Dev, Ino: f.state.Ino, Fingerprint: f.state.Fingerprint,
 		FingerprintLen: f.state.FingerprintLen, Offset: f.state.Offset, Size: f.state.Size,
@@ -619,7 +672,7 @@ func (p *Pipeline) batch(ctx context.Context, w Watch, f *file) (more bool, err 
 	)
 	f.skips = map[string]int64{}
 	res, err := tail.Read(f.state.Path, prev, tail.Options{MaxLine: p.opts.MaxLine, MaxBatchBytes: p.opts.MaxBatchBytes}, func(l tail.Line) error {
-		if nEvents >= batchEvents {
+		if nEvents >= batchEvents || maxLines > 0 && len(lines) >= maxLines {
 			return errBatchFull
 		}
 		if !seen {
@@ -672,13 +725,17 @@ func (p *Pipeline) batch(ctx context.Context, w Watch, f *file) (more bool, err 
 	if res.Restart != "" {
 		start = 0
 	}
+	if res.Restart != "" || restarted {
+		// The stored state belongs to the old content.
+		f.resume = nil
+	}
 	if res.Pos.Offset == start && len(lines) == 0 && res.Restart == "" && len(f.skips) == 0 &&
 		f.state.Fingerprint == next.Fingerprint && f.state.FingerprintLen == next.FingerprintLen {
 		// Nothing consumed and nothing learned: no write needed.
 		f.state.Size = next.Size
 		return false, nil
 	}
-	b := &pending{p: p, f: f, next: next, start: start}
+	b := &pending{p: p, f: f, next: next, start: start, end: res.Pos.Offset}
 	if err := b.commit(ctx, lines, res.Pos.Offset, res.Lines, f.skips); err != nil {
 		f.parser = nil
 		return false, err
@@ -698,7 +755,7 @@ func (p *Pipeline) batch(ctx context.Context, w Watch, f *file) (more bool, err 
 // parseLine parses, checks and redacts the events of one line; ok is false
 // when the file's format is not known yet (the line is counted as skipped).
 func (p *Pipeline) parseLine(w Watch, f *file, data []byte, offset int64) (events []transcript.Event, redactions int64, ok bool) {
-	parser, ok := p.parser(w, f, data)
+	parser, ok := p.parser(w, f, data, offset)
 	if !ok {
 		f.skips[SkipUndetected]++
 		return nil, 0, false
@@ -747,6 +804,10 @@ func (p *Pipeline) quietTail(ctx context.Context, key string, f *file) {
 	if n <= 0 {
 		return
 	}
+	if err := p.loadResume(ctx, f); err != nil {
+		p.retryLater(key, f, err)
+		return
+	}
 	f.skips = map[string]int64{}
 	var lines []line
 	var redactions int64
@@ -781,7 +842,7 @@ func (p *Pipeline) quietTail(ctx context.Context, key string, f *file) {
 			}
 		}
 	}
-	b := &pending{p: p, f: f, next: f.state, start: start}
+	b := &pending{p: p, f: f, next: f.state, start: start, end: size}
 	nLines := 0
 	if len(lines) > 0 {
 		nLines = 1
@@ -826,6 +887,7 @@ type pending struct {
 	f     *file
 	next  store.FileState // the state after the whole batch, before totals and offset
 	start int64           // the offset the batch starts from
+	end   int64           // the offset the whole batch ends at
 }
 
 // commit stores lines as one batch ending at end (the offset past the last
@@ -843,15 +905,12 @@ func (b *pending) commit(ctx context.Context, lines []line, end int64, nLines in
 	}
 	switch {
 	case len(lines) > 1:
-		k := len(lines) / 2
-		if err := b.commit(ctx, lines[:k], lines[k].start, k, nil); err != nil {
-			return err
-		}
-		return b.commit(ctx, lines[k:], end, nLines-k, skips)
+		return &errSplit{lines: len(lines) / 2}
 	case len(events) > 1:
 		// One line with many events: the first part keeps the offset
-		// before the line, so a crash in between replays the whole line
-		// and the store drops the events it already has.
+		// before the line (and the parser state stored with it), so a
+		// crash in between replays the whole line and the store drops the
+		// events it already has.
 		h := len(events) / 2
 		first := []line{{start: lines[0].start, events: events[:h]}}
 		if err := b.commit(ctx, first, lines[0].start, 0, nil); err != nil {
@@ -875,6 +934,17 @@ func (b *pending) commit(ctx context.Context, lines []line, end int64, nLines in
 // state to it.
 func (b *pending) store(ctx context.Context, events []transcript.Event, end int64, nLines int, skips map[string]int64) error {
 	p, f := b.p, b.f
+	batch := store.IngestBatch{KeepParserState: true}
+	sum := f.stateSum
+	if end == b.end {
+		// The parser has read up to end: its state goes with that offset.
+		// Parts that end before it keep the offset, and the state, from
+		// before the line (see commit). Taken first, so that a state not
+		// saved is counted in this batch's skips.
+		batch.ParserState = b.parserState()
+		sum = stateSum(batch.ParserState)
+		batch.KeepParserState = sum == f.stateSum
+	}
 	next := b.next
 	next.Offset = end
 	base := f.state
@@ -892,11 +962,12 @@ func (b *pending) store(ctx context.Context, events []transcript.Event, end int6
 		next.Skipped[reason] += n
 	}
 	next.UpdatedAt = p.now().UTC()
-	res, err := p.st.Ingest(ctx, store.IngestBatch{File: next, Events: events, Scopes: p.scopes(events)})
+	batch.File, batch.Events, batch.Scopes = next, events, p.scopes(events)
+	res, err := p.st.Ingest(ctx, batch)
 	if err != nil {
 		return err
 	}
-	f.state = next
+	f.state, f.stateSum = next, sum
 	p.lines.Add(int64(nLines))
 	p.events.Add(int64(res.Added))
 	p.duplicates.Add(int64(res.Duplicates))
@@ -906,6 +977,49 @@ func (b *pending) store(ctx context.Context, events []transcript.Event, end int6
 	if p.opts.OnIngest != nil && len(events) > 0 {
 		p.opts.OnIngest(res, events)
 	}
+	return nil
+}
+
+// parserState is the state of f's parser to store with the batch's end, or
+// nil when there is none to store (no parser yet, a parser without
+// cross-line state, or a state that could not be saved: counted, and the
+// file then resumes with a fresh parser after a crash, as before states
+// were stored).
+func (b *pending) parserState() []byte {
+	sp, ok := b.f.parser.(transcript.Stateful)
+	if !ok {
+		return nil
+	}
+	state, err := sp.MarshalState()
+	if err == nil && len(state) > store.MaxParserState {
+		err = fmt.Errorf("%d bytes (limit %d)", len(state), store.MaxParserState)
+	}
+	if err != nil {
+		b.p.log.Warn("parser state not saved", "path", b.f.state.Path, "offset", b.end, "error", err)
+		b.f.skips[SkipParserStateUnsaved]++
+		return nil
+	}
+	return state
+}
+
+// stateSum hashes a parser state; no state hashes as an empty one.
+func stateSum(state []byte) string {
+	sum := sha256.Sum256(state)
+	return string(sum[:])
+}
+
+// loadResume reads the parser state stored with f's offset when f has no
+// parser, for the parser the next line creates (see parser).
+func (p *Pipeline) loadResume(ctx context.Context, f *file) error {
+	f.resume = nil
+	if f.parser != nil || f.state.Offset == 0 {
+		return nil
+	}
+	state, err := p.st.ParserState(ctx, f.state.Key)
+	if err != nil {
+		return fmt.Errorf("read parser state: %w", err)
+	}
+	f.resume, f.stateSum = state, stateSum(state)
 	return nil
 }
 
@@ -930,10 +1044,12 @@ func (p *Pipeline) scopes(events []transcript.Event) map[string][]string {
 	return out
 }
 
-// parser returns f's parser, creating it for the first line it sees. For
-// an "auto" watch the format comes from the file state (detected before a
-// restart) or from this line; ok is false while it cannot be told.
-func (p *Pipeline) parser(w Watch, f *file, first []byte) (transcript.Parser, bool) {
+// parser returns f's parser, creating it for the first line it sees (at
+// offset). For an "auto" watch the format comes from the file state
+// (detected before a restart) or from this line; ok is false while it
+// cannot be told. A parser created for the line at the stored offset
+// starts from the state stored with that offset (see the package comment).
+func (p *Pipeline) parser(w Watch, f *file, first []byte, offset int64) (transcript.Parser, bool) {
 	if f.parser != nil {
 		return f.parser, true
 	}
@@ -958,6 +1074,21 @@ func (p *Pipeline) parser(w Watch, f *file, first []byte) (transcript.Parser, bo
 		p.log.Warn("unknown stored format; detecting again", "path", f.state.Path, "format", format)
 		f.state.Format = ""
 		return nil, false
+	}
+	resume := f.resume
+	f.resume = nil
+	if sp, ok := parser.(transcript.Stateful); ok && offset > 0 && offset == f.state.Offset {
+		switch {
+		case resume == nil:
+			// Read by a build that stored no states, or a state that
+			// could not be saved (counted then).
+			p.log.Debug("no parser state stored; resuming with a fresh parser", "path", f.state.Path, "offset", offset)
+		default:
+			if err := sp.UnmarshalState(resume); err != nil {
+				p.log.Warn("parser state unreadable; resuming with a fresh parser", "path", f.state.Path, "offset", offset, "error", err)
+				f.skips[SkipParserStateUnreadable]++
+			}
+		}
 	}
 	f.parser, f.state.Format = parser, format
 	if f.fileID == "" {

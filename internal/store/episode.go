@@ -52,6 +52,16 @@ type IngestBatch struct {
 	// by the ingester (cwd → git root → repo:<name> + rules); a session
 	// whose scope is already stored keeps it unless a non-empty one is given.
 	Scopes map[string][]string
+	// ParserState is the state of the file's parser after the batch's last
+	// line (transcript.Stateful), stored in the same transaction as File so
+	// that a parser resuming at File.Offset reads on exactly as the one
+	// that stopped there; nil or empty deletes the stored one (a parser
+	// without state, or a file that starts over). At most MaxParserState
+	// bytes.
+	ParserState []byte
+	// KeepParserState leaves the stored parser state as it is, and
+	// ParserState unused: the batch did not change it.
+	KeepParserState bool
 }
 
 // IngestResult says what an Ingest call stored.
@@ -80,7 +90,11 @@ type EpisodeStore interface {
 	FileState(ctx context.Context, key string) (*FileState, error)
 	// FileStates lists every stored file state.
 	FileStates(ctx context.Context) ([]FileState, error)
-	// DeleteFileState forgets a file (it was deleted); no error when absent.
+	// ParserState returns the parser state stored with the file's offset
+	// (see IngestBatch.ParserState), or nil when there is none.
+	ParserState(ctx context.Context, key string) ([]byte, error)
+	// DeleteFileState forgets a file (it was deleted), its parser state
+	// with it; no error when absent.
 	DeleteFileState(ctx context.Context, key string) error
 
 	// Sessions lists every session, most recently active first.

@@ -51,6 +51,11 @@ const (
 	MaxIngestSessions = 64
 	// MaxSessionIDLen bounds a session id in bytes; it is part of keys.
 	MaxSessionIDLen = 1024
+	// MaxParserState bounds IngestBatch.ParserState. A state over the
+	// value threshold goes to the value log and costs a transaction only
+	// its key, so the bound is about what one write may cost, not about
+	// Badger's limits; the parsers' own bounds keep states far below it.
+	MaxParserState = 1 << 20
 
 	// DedupeTTL is how long an event id is remembered. Without a TTL the
 	// dedupe set would grow with every event ever ingested. It is safe
@@ -106,6 +111,10 @@ func fileKey(key string) []byte {
 	return append([]byte(prefixFile), key...)
 }
 
+func parserKey(key string) []byte {
+	return append([]byte(prefixParser), key...)
+}
+
 func sessionKey(id string) []byte {
 	return append([]byte(prefixSession), id...)
 }
@@ -154,6 +163,9 @@ func checkSessionID(id string) error {
 func checkBatch(b *IngestBatch) error {
 	if b.File.Key == "" {
 		return errors.New("file state without a key")
+	}
+	if n := len(b.ParserState); n > MaxParserState && !b.KeepParserState {
+		return fmt.Errorf("parser state of %d bytes (limit %d)", n, MaxParserState)
 	}
 	if n := len(b.Events); n > MaxIngestEvents {
 		return fmt.Errorf("%d events (limit %d): %w", n, MaxIngestEvents, ErrBatchTooLarge)
@@ -343,6 +355,17 @@ func (in *ingestion) run(txn *badger.Txn) (IngestResult, error) {
 	if err := txn.Set(fileKey(in.batch.File.Key), in.fileValue); err != nil {
 		return res, err
 	}
+	switch {
+	case in.batch.KeepParserState:
+	case len(in.batch.ParserState) == 0:
+		if err := txn.Delete(parserKey(in.batch.File.Key)); err != nil {
+			return res, err
+		}
+	default:
+		if err := txn.Set(parserKey(in.batch.File.Key), in.batch.ParserState); err != nil {
+			return res, err
+		}
+	}
 	if beforeCommit != nil {
 		beforeCommit("ingest")
 	}
@@ -471,6 +494,30 @@ func (b *Badger) FileState(ctx context.Context, key string) (*FileState, error) 
 	return fs, nil
 }
 
+// ParserState returns the parser state stored with a file's offset, or nil.
+func (b *Badger) ParserState(ctx context.Context, key string) ([]byte, error) {
+	if err := b.begin(ctx); err != nil {
+		return nil, fmt.Errorf("parser state %s: %w", key, err)
+	}
+	defer b.mu.RUnlock()
+	var state []byte
+	err := b.db.View(func(txn *badger.Txn) error {
+		item, err := txn.Get(parserKey(key))
+		if errors.Is(err, badger.ErrKeyNotFound) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		state, err = item.ValueCopy(nil)
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("parser state %s: %w", key, err)
+	}
+	return state, nil
+}
+
 // FileStates lists every stored file state, by key.
 func (b *Badger) FileStates(ctx context.Context) ([]FileState, error) {
 	if err := b.begin(ctx); err != nil {
@@ -499,7 +546,13 @@ func (b *Badger) DeleteFileState(ctx context.Context, key string) error {
 	}
 	defer b.mu.RUnlock()
 	// A blind write reads nothing, so it cannot conflict.
-	if err := b.db.Update(func(txn *badger.Txn) error { return txn.Delete(fileKey(key)) }); err != nil {
+	err := b.db.Update(func(txn *badger.Txn) error {
+		if err := txn.Delete(fileKey(key)); err != nil {
+			return err
+		}
+		return txn.Delete(parserKey(key))
+	})
+	if err != nil {
 		return fmt.Errorf("delete file state %s: %w", key, err)
 	}
 	return nil

@@ -886,3 +886,58 @@ func TestEpisodeClosedAndCancelled(t *testing.T) {
 		}
 	}
 }
+
+// TestParserState: a parser state is stored with the offset it belongs to,
+// kept when a batch says so, replaced or deleted otherwise, survives a
+// reopen, goes with its file, and is bounded.
+func TestParserState(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	s := openIngest(t, dir, nil)
+	state := func(key string) string {
+		t.Helper()
+		b, err := s.ParserState(ctx, key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+	if got := state("1:1"); got != "" {
+		t.Errorf("state of an unknown file: %q", got)
+	}
+	mustIngest(t, s, IngestBatch{File: file("1:1", 10), Events: events("s1", "a", 2), ParserState: []byte(`{"v":1}`)})
+	if got := state("1:1"); got != `{"v":1}` {
+		t.Errorf("state %q after the first batch", got)
+	}
+	mustIngest(t, s, IngestBatch{File: file("1:1", 20), KeepParserState: true})
+	if got := state("1:1"); got != `{"v":1}` {
+		t.Errorf("state %q after a batch that kept it", got)
+	}
+	mustIngest(t, s, IngestBatch{File: file("1:1", 30), ParserState: []byte(`{"v":2}`)})
+	mustIngest(t, s, IngestBatch{File: file("2:2", 5), ParserState: []byte(`{"v":3}`)})
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s = openIngest(t, dir, nil)
+	if got := state("1:1"); got != `{"v":2}` {
+		t.Errorf("state %q after a reopen", got)
+	}
+	mustIngest(t, s, IngestBatch{File: file("1:1", 40)})
+	if got := state("1:1"); got != "" {
+		t.Errorf("state %q after a batch without one", got)
+	}
+	if err := s.DeleteFileState(ctx, "2:2"); err != nil {
+		t.Fatal(err)
+	}
+	if got := state("2:2"); got != "" {
+		t.Errorf("state %q of a deleted file", got)
+	}
+	// Too large: refused before anything is stored.
+	_, err := s.Ingest(ctx, IngestBatch{File: file("1:1", 50), Events: events("s1", "b", 1), ParserState: make([]byte, MaxParserState+1)})
+	if err == nil || errors.Is(err, ErrBatchTooLarge) {
+		t.Errorf("oversized state: %v, want an error other than ErrBatchTooLarge (splitting cannot help)", err)
+	}
+	if fs, _ := s.FileState(ctx, "1:1"); fs.Offset != 40 {
+		t.Errorf("offset %d after a refused batch, want 40", fs.Offset)
+	}
+}

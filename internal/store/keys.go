@@ -45,12 +45,19 @@ import (
 // characters in nodes and tags, and ids are limited to [A-Za-z0-9._:-].
 // Big-endian fixed-width integers keep byte order equal to numeric order.
 //
-// Ingestion (EpisodeStore, ingest.go) owns four more prefixes:
+// Ingestion (EpisodeStore, ingest.go) owns five more prefixes:
 //
 //	f/<file key>                        → FileState JSON
+//	p/<file key>                        → the file's parser state (opaque)
 //	s/<session>                         → session record JSON
 //	b/<session> 0x00 <last seq u64 BE>  → episode chunk
 //	e/<sha256(event id)[:16]>           → dedupe marker: empty, DedupeTTL
+//
+// A parser state is written with the f/ key it belongs to, in the same
+// transaction, so it always matches the stored offset. It lives apart from
+// the FileState because only a parser resuming that file needs it, while
+// every FileState is read at start-up: a long session's state can hold
+// thousands of tool ids.
 //
 // A session record is the episode.SessionInfo plus the buffer's last seq
 // (events get seqs 1, 2, 3 … per session, without gaps) and its cleared-up-to
@@ -80,6 +87,7 @@ const (
 	prefixTag     = "t/"
 
 	prefixFile    = "f/"
+	prefixParser  = "p/"
 	prefixSession = "s/"
 	prefixChunk   = "b/"
 	prefixMarker  = "e/"

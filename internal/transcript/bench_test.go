@@ -125,3 +125,33 @@ func BenchmarkClaudeCodeParse(b *testing.B) {
 	}
 	b.ReportMetric(float64(events)/float64(b.N), "events/op")
 }
+
+// BenchmarkClaudeCodeState saves and restores the state of a parser at its
+// bounds (maxCalls answered tool ids, a few pending calls and queued
+// prompts): the most the ingest pipeline writes with one batch's offset,
+// and reads back when it resumes a file.
+func BenchmarkClaudeCodeState(b *testing.B) {
+	p := NewClaudeCode(Options{})
+	for i := range maxCalls {
+		p.repeated(fmt.Sprintf("toolu_01%024d", i))
+	}
+	for i := range 8 {
+		rememberCall(p.calls, fmt.Sprintf("toolu_02%024d", i), callInfo{tool: "Bash", command: "go test ./internal/stock -run TestReturn", paths: []string{"/home/dev/muse/internal/stock/stock.go"}})
+		p.queued = append(p.queued, textKey(fmt.Sprintf("prompt %d", i)))
+	}
+	state, err := p.MarshalState()
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ResetTimer()
+	for range b.N {
+		s, err := p.MarshalState()
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := NewClaudeCode(Options{}).UnmarshalState(s); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(len(state)), "state-bytes")
+}

@@ -31,8 +31,10 @@ import (
 // one. Older Claude Code versions copied the earlier history into a resumed
 // session's file under the new sessionId (same uuid, same tool_use id), so
 // a second result for a tool_use id already answered is skipped and counted
-// as "duplicate:result". Across a restart this memory is gone, and the
-// store's per-id marker drops the repeat instead: the id is the same.
+// as "duplicate:result". This memory, the queued prompts and the pending
+// calls survive a restart through MarshalState (state.go); were they lost,
+// a queued prompt's delivery would become a second prompt (the store's
+// per-id marker would still drop a repeated result: its id is the same).
 type ClaudeCode struct {
 	core
 	paths pathCache
@@ -44,8 +46,10 @@ type ClaudeCode struct {
 	// counts honest.
 	replyID     string
 	replyBlocks []string
-	// queued holds the texts of queued prompts not yet delivered as a user
-	// record, so the delivery is not a second prompt.
+	// queued holds the text keys (textKey) of queued prompts not yet
+	// delivered as a user record, so the delivery is not a second prompt.
+	// Keys rather than texts keep the saved state (state.go) small however
+	// long a pasted prompt is.
 	queued []string
 	// answered holds the tool_use ids whose result was emitted, oldest
 	// first in answeredOrder, so a copied result is a counted duplicate.
@@ -501,7 +505,7 @@ func (p *ClaudeCode) queue(out []Event, r *ccRecord, pos Position, index int) []
 		if len(p.queued) >= maxQueued {
 			p.queued = p.queued[1:]
 		}
-		p.queued = append(p.queued, strings.TrimSpace(text))
+		p.queued = append(p.queued, textKey(text))
 	}
 	p.bound(&e, text)
 	return append(out, e)
@@ -510,7 +514,7 @@ func (p *ClaudeCode) queue(out []Event, r *ccRecord, pos Position, index int) []
 // delivered reports whether text is a queued prompt already emitted, and
 // forgets it: Claude Code writes a dequeued prompt again as a user record.
 func (p *ClaudeCode) delivered(text string) bool {
-	t := strings.TrimSpace(text)
+	t := textKey(text)
 	for i, q := range p.queued {
 		if q == t {
 			p.queued = append(p.queued[:i], p.queued[i+1:]...)

@@ -25,8 +25,10 @@ import (
 //
 // IDs: "cx:call:<call_id>", "cx:result:<call_id>", "cx:meta:<session id>";
 // messages and reasoning hash the file, kind, text and second, so the twin
-// of an already emitted message gets the same ID even when a restart lost
-// the pairing state.
+// of an already emitted message usually gets the same ID anyway; the
+// pairing state, the session identity and the pending calls survive a
+// restart through MarshalState (state.go), for twins written a second apart
+// and for the events after the session_meta line.
 type Codex struct {
 	core
 	paths pathCache
@@ -42,8 +44,10 @@ type Codex struct {
 }
 
 type pendingMessage struct {
-	id     string
-	kind   Kind
+	id   string
+	kind Kind
+	// text is the message's textKey: the twin is recognised by it, and
+	// the saved state (state.go) stays small however long the message.
 	text   string
 	stream string
 	record int
@@ -481,12 +485,13 @@ func codexBoilerplate(text string) (subtype string, skip bool) {
 // re-injects some user-role text on resume.
 func (p *Codex) paired(out []Event, r *cxRecord, pos Position, index int, kind Kind, sub, text, shown, stream string) []Event {
 	id := p.messageID(pos, r, kind, text)
+	key := textKey(text)
 	n := 0
 	dup := false
 	for _, m := range p.pending {
 		switch {
 		case p.records-m.record > pairWindow:
-		case !dup && m.kind == kind && m.text == text && m.stream != stream:
+		case !dup && m.kind == kind && m.text == key && m.stream != stream:
 			dup = true // the twin: both are done with
 		default:
 			dup = dup || m.id == id
@@ -499,7 +504,7 @@ func (p *Codex) paired(out []Event, r *cxRecord, pos Position, index int, kind K
 		p.skip(pos, "duplicate")
 		return out
 	}
-	p.pending = append(p.pending, pendingMessage{id: id, kind: kind, text: text, stream: stream, record: p.records})
+	p.pending = append(p.pending, pendingMessage{id: id, kind: kind, text: key, stream: stream, record: p.records})
 	e := p.base(r, pos, index)
 	e.Kind, e.Subtype = kind, sub
 	e.Boilerplate = sub != ""

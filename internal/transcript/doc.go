@@ -36,6 +36,12 @@
 //   - Todo lists (Claude Code TodoWrite, Codex update_plan) and plans put up
 //     for approval (ExitPlanMode) become KindPlanUpdate events that keep the
 //     tool's call id, instead of KindToolCall.
+//   - What a parser remembers of earlier lines and uses to read later ones
+//     (queued prompts, pending tool calls, a Codex session's identity) is
+//     saved and restored through Stateful, bounded as the parser's memory
+//     is; the ingest pipeline stores it with each offset, so a parser that
+//     resumes mid-file after a crash reads on exactly as the one that
+//     stopped there. Parsers without such memory (JSONL) need nothing.
 //   - Subagent and sidechain events get SessionID "<parent>/agent-<id>" (or
 //     "<parent>/sidechain" for inline sidechains without an id) and
 //     ParentSessionID "<parent>", so they form their own episode attached to

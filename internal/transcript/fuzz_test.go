@@ -1,7 +1,9 @@
 package transcript
 
 import (
+	"bytes"
 	"encoding/json"
+	"reflect"
 	"testing"
 	"unicode/utf8"
 )
@@ -43,6 +45,24 @@ func FuzzParseLine(f *testing.F) {
 			st := p1.Stats()
 			if st.Lines != 1 || st.TotalEvents() != len(a) {
 				t.Fatalf("%s: stats %+v for %d events", format, st, len(a))
+			}
+			// A saved state restores exactly: the restored parser saves
+			// the same bytes and reads the line again as p1 does.
+			if sp, ok := p1.(Stateful); ok {
+				state, err := sp.MarshalState()
+				if err != nil {
+					t.Fatalf("%s: MarshalState: %v", format, err)
+				}
+				p3, _ := New(format, opts)
+				if err := p3.(Stateful).UnmarshalState(state); err != nil {
+					t.Fatalf("%s: UnmarshalState: %v", format, err)
+				}
+				if again, _ := p3.(Stateful).MarshalState(); !bytes.Equal(again, state) {
+					t.Fatalf("%s: state %s restored as %s", format, state, again)
+				}
+				if x, y := p1.ParseLine(line, pos), p3.ParseLine(line, pos); !reflect.DeepEqual(x, y) {
+					t.Fatalf("%s: the restored parser reads the line again as %+v, the original as %+v", format, y, x)
+				}
 			}
 		}
 	})

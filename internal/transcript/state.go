@@ -1,0 +1,205 @@
+package transcript
+
+import (
+	"encoding/json"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+)
+
+// Stateful is implemented by parsers whose reading of a line depends on
+// lines before it: a Claude Code delivery of a queued prompt is dropped only
+// because the enqueue was seen, a Codex event takes its session id and cwd
+// from the session_meta at the top of the file, a tool result its tool and
+// command from its call. A parser created mid-file (after a daemon restart,
+// or after a batch failed to commit) would read such lines differently from
+// one that read the whole file, so the ingest pipeline saves MarshalState
+// with every offset it commits, in the same transaction, and hands it to
+// UnmarshalState of the parser it creates to resume from that offset.
+//
+// The state holds only what decides the meaning of later lines, bounded as
+// the parser's own memory is; counters (Stats) are not part of it. The
+// encoding is versioned JSON: UnmarshalState rejects a state of another
+// version or format, and the caller then starts from a fresh parser, which
+// is what every parser did before states were saved.
+type Stateful interface {
+	// MarshalState encodes what the parser remembers of the lines so far.
+	MarshalState() ([]byte, error)
+	// UnmarshalState replaces the parser's memory with a state from
+	// MarshalState of a parser of the same format. On error the parser is
+	// left as it was.
+	UnmarshalState(data []byte) error
+}
+
+var (
+	_ Stateful = (*ClaudeCode)(nil)
+	_ Stateful = (*Codex)(nil)
+)
+
+// stateVersion is the version of every adapter's state encoding. Bump it
+// when a field changes meaning: an older state is then dropped (a fresh
+// parser) rather than misread.
+const stateVersion = 1
+
+// stateHeader starts every adapter's state.
+type stateHeader struct {
+	V      int    `json:"v"`
+	Format Format `json:"format"`
+}
+
+func (h stateHeader) check(format Format) error {
+	if h.V != stateVersion || h.Format != format {
+		return fmt.Errorf("parser state of version %d for %q; want version %d for %q", h.V, h.Format, stateVersion, format)
+	}
+	return nil
+}
+
+// callState is a callInfo in a saved state.
+type callState struct {
+	Tool    string   `json:"tool,omitempty"`
+	Command string   `json:"command,omitempty"`
+	Paths   []string `json:"paths,omitempty"`
+}
+
+func saveCalls(calls map[string]callInfo) map[string]callState {
+	if len(calls) == 0 {
+		return nil
+	}
+	out := make(map[string]callState, len(calls))
+	for id, c := range calls {
+		out[id] = callState{Tool: c.tool, Command: c.command, Paths: c.paths}
+	}
+	return out
+}
+
+// loadCalls rebuilds the pending calls, within maxCalls like rememberCall.
+func loadCalls(saved map[string]callState) map[string]callInfo {
+	calls := make(map[string]callInfo, min(len(saved), maxCalls))
+	for _, id := range slices.Sorted(maps.Keys(saved)) {
+		if len(calls) == maxCalls {
+			break
+		}
+		c := saved[id]
+		calls[id] = callInfo{tool: c.Tool, command: c.Command, paths: c.Paths}
+	}
+	return calls
+}
+
+// textKey is what a parser remembers of a text it must recognise later:
+// a hash of it without surrounding space.
+func textKey(text string) string {
+	return hashID("", strings.TrimSpace(text))
+}
+
+// ccState is the saved memory of a ClaudeCode parser.
+type ccState struct {
+	stateHeader
+	Calls       map[string]callState `json:"calls,omitempty"`
+	ReplyID     string               `json:"reply_id,omitempty"`
+	ReplyBlocks []string             `json:"reply_blocks,omitempty"`
+	Queued      []string             `json:"queued,omitempty"`
+	// Answered is oldest first, as answeredOrder.
+	Answered []string `json:"answered,omitempty"`
+}
+
+// MarshalState encodes the pending calls, the reply being written, the
+// queued prompts not yet delivered and the answered tool_use ids.
+func (p *ClaudeCode) MarshalState() ([]byte, error) {
+	return json.Marshal(&ccState{
+		stateHeader: stateHeader{V: stateVersion, Format: FormatClaudeCode},
+		Calls:       saveCalls(p.calls),
+		ReplyID:     p.replyID,
+		ReplyBlocks: p.replyBlocks,
+		Queued:      p.queued,
+		Answered:    p.answeredOrder,
+	})
+}
+
+// UnmarshalState restores a state from MarshalState, keeping the bounds of
+// the parser's memory whatever the state holds.
+func (p *ClaudeCode) UnmarshalState(data []byte) error {
+	var s ccState
+	if err := json.Unmarshal(data, &s); err != nil {
+		return fmt.Errorf("decode claude-code parser state: %w", err)
+	}
+	if err := s.check(FormatClaudeCode); err != nil {
+		return err
+	}
+	p.calls = loadCalls(s.Calls)
+	p.replyID, p.replyBlocks = s.ReplyID, s.ReplyBlocks
+	p.queued = s.Queued[max(len(s.Queued)-maxQueued, 0):]
+	p.answeredOrder = s.Answered[max(len(s.Answered)-maxCalls, 0):]
+	p.answered = make(map[string]struct{}, len(p.answeredOrder))
+	for _, id := range p.answeredOrder {
+		p.answered[id] = struct{}{}
+	}
+	return nil
+}
+
+// cxState is the saved memory of a Codex parser.
+type cxState struct {
+	stateHeader
+	Session  string               `json:"session,omitempty"`
+	Parent   string               `json:"parent,omitempty"`
+	CWD      string               `json:"cwd,omitempty"`
+	Branch   string               `json:"branch,omitempty"`
+	MetaSeen []string             `json:"meta_seen,omitempty"`
+	Calls    map[string]callState `json:"calls,omitempty"`
+	Records  int                  `json:"records,omitempty"`
+	Pending  []cxPending          `json:"pending,omitempty"`
+}
+
+type cxPending struct {
+	ID     string `json:"id"`
+	Kind   Kind   `json:"kind"`
+	Text   string `json:"text"` // textKey
+	Stream string `json:"stream"`
+	Record int    `json:"record"`
+}
+
+// maxMetaSeen bounds the session ids a restored Codex parser remembers: a
+// rollout names its own session and perhaps the one it was forked from.
+const maxMetaSeen = 64
+
+// MarshalState encodes the session identity, the session_meta records
+// seen, the pending calls and the messages still waiting for their twin.
+// Messages past the pairing window are left out: they can no longer match.
+func (p *Codex) MarshalState() ([]byte, error) {
+	s := cxState{
+		stateHeader: stateHeader{V: stateVersion, Format: FormatCodex},
+		Session:     p.session, Parent: p.parent, CWD: p.cwd, Branch: p.branch,
+		MetaSeen: slices.Sorted(maps.Keys(p.metaSeen)),
+		Calls:    saveCalls(p.calls),
+		Records:  p.records,
+	}
+	for _, m := range p.pending {
+		if p.records-m.record <= pairWindow {
+			s.Pending = append(s.Pending, cxPending{ID: m.id, Kind: m.kind, Text: m.text, Stream: m.stream, Record: m.record})
+		}
+	}
+	return json.Marshal(&s)
+}
+
+// UnmarshalState restores a state from MarshalState.
+func (p *Codex) UnmarshalState(data []byte) error {
+	var s cxState
+	if err := json.Unmarshal(data, &s); err != nil {
+		return fmt.Errorf("decode codex parser state: %w", err)
+	}
+	if err := s.check(FormatCodex); err != nil {
+		return err
+	}
+	p.session, p.parent, p.cwd, p.branch = s.Session, s.Parent, s.CWD, s.Branch
+	p.metaSeen = make(map[string]bool, len(s.MetaSeen))
+	for _, id := range s.MetaSeen[:min(len(s.MetaSeen), maxMetaSeen)] {
+		p.metaSeen[id] = true
+	}
+	p.calls = loadCalls(s.Calls)
+	p.records = s.Records
+	p.pending = p.pending[:0]
+	for _, m := range s.Pending[max(len(s.Pending)-pairWindow-1, 0):] {
+		p.pending = append(p.pending, pendingMessage{id: m.ID, kind: m.Kind, text: m.Text, stream: m.Stream, record: m.Record})
+	}
+	return nil
+}
