@@ -199,6 +199,11 @@ func highIDs(m *medallion.Medallion) map[string]int {
 	for _, e := range m.Evidence {
 		see(e.Item)
 	}
+	// A rejected item has left the lists but keeps its review entry: its
+	// id must not name a new item, or the new one would read as rejected.
+	for _, r := range m.Review {
+		see(r.Item)
+	}
 	return high
 }
 

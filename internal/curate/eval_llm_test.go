@@ -203,7 +203,16 @@ func TestEvalLLM(t *testing.T) {
 		report(&rep, "Tier 0 alone, "+part.title, t0, part.files)
 		report(&rep, "Tier 0 + Tier 1, "+part.title, t1, part.files)
 	}
-	pending, _ := filepath.Glob(filepath.Join(os.Getenv("MEDALLION_EVAL_LLM_DIR"), "pending", "*.json"))
+	// The replay server leaves answered prompts in pending/: count those
+	// without an answer.
+	var pending []string
+	recs := os.Getenv("MEDALLION_EVAL_LLM_DIR")
+	all, _ := filepath.Glob(filepath.Join(recs, "pending", "*.json"))
+	for _, p := range all {
+		if _, err := os.Stat(filepath.Join(recs, "answers", filepath.Base(p))); err != nil {
+			pending = append(pending, p)
+		}
+	}
 	fmt.Fprintf(&rep, "model calls %d (%.2f per 25k transcript tokens), input tokens %d, fallbacks to tier 0 %d, prompts pending an answer %d\n",
 		totalCalls, float64(totalCalls)/(float64(transcriptTokens)/25000), totalIn, totalFallbacks, len(pending))
 	t.Logf("Tier 0 against Tier 0 + Tier 1 per labelled file (load recall, stored unmatched):\n%s", rep.String())

@@ -67,9 +67,11 @@ type SubsysOp struct {
 var confidences = map[string]float64{"low": 0.5, "medium": 0.7, "high": 0.9}
 
 // Bounds on what one patch may write, so a runaway reply cannot flood the
-// medallion: an item is a sentence or two, not a document.
+// medallion: an item is a sentence or two, not a document. A patch that
+// cleans up a long Tier 0 medallion drops many items, so the operation
+// bound is generous; the list caps bound the result.
 const (
-	maxOps       = 40
+	maxOps       = 100
 	maxItemBytes = 600
 )
 
