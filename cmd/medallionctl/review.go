@@ -56,7 +56,8 @@ approved; with review = "off" it is shown unmarked.
                                  (reject --all too)
 
 Every change is stored as a new version of the medallion by "user", so
-"medallionctl history ID" shows it and "medallionctl diff" what it changed.
+"medallionctl history ID" shows who changed what when, and "medallionctl
+diff ID" what a reject or an edit took out or rewrote.
 
 ` + addressHelp,
 		Example: `  medallionctl review

@@ -378,7 +378,11 @@ func (s *Server) findMedallion(ctx context.Context, ref string, nodes, tags []st
 		return "", badRequest("%s is a model-made item in %d medallions (%s): say which, e.g. %s:%s",
 			ref, len(model), strings.Join(capList(model), ", "), model[0], ref)
 	case len(plain) > 0:
-		return "", badRequest("%s in %s was not written by a model: there is nothing to review", ref, strings.Join(capList(plain), ", "))
+		where := "medallion " + plain[0]
+		if len(plain) > 1 {
+			where = "medallions " + strings.Join(capList(plain), ", ")
+		}
+		return "", badRequest("%s in %s was not written by a model: there is nothing to review", ref, where)
 	}
 	var valid []string
 	for _, m := range ms {

@@ -325,7 +325,7 @@ func TestReviewErrors(t *testing.T) {
 		{"unknown without medallion", api.ReviewActionRequest{Action: "approve", Item: "D-404"}, 404, api.CodeNotFound,
 			[]string{"no model-made item D-404", "m1:D-002", "m2:invariant:3"}},
 		{"not a model's, without medallion", api.ReviewActionRequest{Action: "approve", Item: "D-001", Nodes: []string{"repo:plain"}}, 400, api.CodeInvalid,
-			[]string{"D-001 in plain was not written by a model"}},
+			[]string{"D-001 in medallion plain was not written by a model"}},
 		{"list without position", api.ReviewActionRequest{Action: "approve", Item: "m1:invariant"}, 400, api.CodeInvalid, []string{"invariant:1"}},
 		{"bad position", api.ReviewActionRequest{Action: "approve", Item: "m1:invariant:x"}, 400, api.CodeInvalid, []string{"whole number"}},
 		{"bad action", api.ReviewActionRequest{Action: "delete", Item: "m1:D-002"}, 400, api.CodeInvalid, []string{"action must be approve, reject or edit"}},
