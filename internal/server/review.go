@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"slices"
 	"strconv"
@@ -234,6 +235,9 @@ func (s *Server) reviewAct(r *http.Request) (any, error) {
 	dec := json.NewDecoder(r.Body)
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&req); err != nil {
+		if errors.Is(err, io.EOF) {
+			return nil, badRequest(`the request body is empty; send an action such as {"action": "approve", "item": "muse-state:D-003"}`)
+		}
 		return nil, bodyError(err)
 	}
 	if err := expectEOF(dec); err != nil {
@@ -271,6 +275,9 @@ func (s *Server) reviewAct(r *http.Request) (any, error) {
 		return nil, badRequest("give the item to %s, e.g. muse-state:D-003 or invariant:2 (medallionctl review lists them)", req.Action)
 	}
 	id, ref := api.ReviewAddress(req.Item)
+	if err := checkRef(ref, req.Item); err != nil {
+		return nil, err
+	}
 	if id == "" {
 		var err error
 		if id, err = s.findMedallion(ctx, ref, req.Nodes, req.Tags); err != nil {
@@ -415,6 +422,23 @@ func capList(names []string) []string {
 func isBadRequest(err error) bool {
 	var ae *apiError
 	return errors.As(err, &ae) && ae.status == http.StatusBadRequest
+}
+
+// checkRef refuses a REF (of the address addr) that can name no item in
+// any medallion, before any medallion is searched for it.
+func checkRef(ref, addr string) error {
+	name, pos, isList := strings.Cut(ref, ":")
+	switch {
+	case strings.TrimSpace(ref) == "":
+		return badRequest("%q names no item: want ID:ITEM such as muse-state:D-003, or ITEM alone", addr)
+	case slices.Contains(medallion.ReviewLists, ref):
+		return badRequest("%s needs the item's position in the list, e.g. %s:1", ref, ref)
+	case isList && slices.Contains(medallion.ReviewLists, name):
+		if n, err := strconv.Atoi(pos); err != nil || n < 1 {
+			return badRequest("%s: the position in the list must be a whole number from 1 (got %q)", ref, pos)
+		}
+	}
+	return nil
 }
 
 // locate finds the model-made item at ref in m. An address naming no item
