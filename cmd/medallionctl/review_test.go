@@ -178,6 +178,15 @@ func TestReviewActions(t *testing.T) {
 			t.Errorf("review entry %+v", r)
 		}
 	}
+	// diff shows what each review step did.
+	if d := ok(t, sock, "diff", "muse-project-state", "--from", "1", "--to", "2"); !strings.Contains(d, "\nReview (items a model wrote)\n  ~ D-002  pending → approved\n") ||
+		!strings.Contains(d, "model: tier1:qwen3:8b → user") {
+		t.Errorf("diff of an approve:\n%s", d)
+	}
+	if d := ok(t, sock, "diff", "muse-project-state", "--from", "2", "--to", "3"); !strings.Contains(d, "\nInvariants\n  - never commit generated .mid files\n") ||
+		!strings.Contains(d, "  ~ invariant \"never commit generated .mid files\"  pending → rejected\n") {
+		t.Errorf("diff of a reject:\n%s", d)
+	}
 	// history shows the user's versions.
 	hist := ok(t, sock, "history", "muse-project-state")
 	if strings.Count(hist, "user") != 4 || !strings.Contains(hist, "tier1:qwen3:8b") {
