@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"net/url"
 	"time"
 
 	"github.com/medallionhq/medallion/internal/api"
@@ -25,6 +26,7 @@ func (s *Server) llmStatus(ctx context.Context) (*api.LLMStatus, error) {
 		return nil, nil
 	}
 	c := *st
+	c.Endpoint = withoutCredentials(c.Endpoint)
 	n, err := s.countPending(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("count pending review items: %w", err)
@@ -48,8 +50,21 @@ func (s *Server) llmCheck(r *http.Request) (any, error) {
 		return nil, fmt.Errorf("llm check: %w", err)
 	}
 	res.OK = res.Reachable && res.AuthOK && res.ValidJSON
+	res.Endpoint = withoutCredentials(res.Endpoint)
 	if res.Lines == nil {
 		res.Lines = []string{}
 	}
 	return res, nil
+}
+
+// withoutCredentials drops any user:password part of an endpoint URL. The
+// config refuses one in base_url already; this keeps a key out of every
+// answer even if a caller passed one.
+func withoutCredentials(endpoint string) string {
+	u, err := url.Parse(endpoint)
+	if err != nil || u.User == nil {
+		return endpoint
+	}
+	u.User = nil
+	return u.String()
 }

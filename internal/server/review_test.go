@@ -451,7 +451,7 @@ func TestStatusLLM(t *testing.T) {
 
 	e = startWith(t, func(c *Config, _ *store.Badger) {
 		c.LLM = func() *api.LLMStatus {
-			return &api.LLMStatus{Endpoint: "http://127.0.0.1:11434/v1", Model: "qwen3:8b", Structured: "json_schema",
+			return &api.LLMStatus{Endpoint: "http://user:sk-secret@127.0.0.1:11434/v1", Model: "qwen3:8b", Structured: "json_schema",
 				Calls: 4, CallsToday: 3, TokensToday: 12000, DailyTokens: 2000000, Passes: 2, Fallbacks: 1, Refused: 5,
 				LastError: "invalid answer twice", LastErrorAt: "2026-11-25T10:00:00Z", PendingReview: 99}
 		}
@@ -460,7 +460,8 @@ func TestStatusLLM(t *testing.T) {
 		t.Fatal(err)
 	}
 	e.want(t, http.StatusOK, "GET", "/v1/status", nil, &st)
-	if st.LLM == nil || st.LLM.Model != "qwen3:8b" || st.LLM.Fallbacks != 1 || st.LLM.PendingReview != 5 {
+	if st.LLM == nil || st.LLM.Model != "qwen3:8b" || st.LLM.Fallbacks != 1 || st.LLM.PendingReview != 5 ||
+		st.LLM.Endpoint != "http://127.0.0.1:11434/v1" {
 		t.Errorf("status LLM %+v: want the daemon's figures and 5 pending items counted by the server", st.LLM)
 	}
 }
