@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -194,6 +196,22 @@ func renderDiff(w io.Writer, ch *history.Changes) error {
 		p.section(s.title)
 		for _, it := range s.items {
 			p.linef("  %s %s", it.Kind.Marker(), text(it.Text, "    "))
+		}
+	}
+
+	if len(ch.Review) > 0 {
+		p.section("Review (items a model wrote)")
+		for _, r := range ch.Review {
+			name := cell(r.Item)
+			// List items have no id: their text says which one.
+			if slices.Contains(medallion.ReviewLists, r.Item) {
+				name += " " + strconv.Quote(clip(cell(r.Text), 60))
+			}
+			if r.From == "" {
+				p.linef("  + %s  %s", name, cell(string(r.To)))
+				continue
+			}
+			p.linef("  ~ %s  %s → %s", name, cell(string(r.From)), cell(string(r.To)))
 		}
 	}
 	return p.err

@@ -116,7 +116,8 @@ command line that cannot be run as written.`,
   medallionctl sessions
   medallionctl list --node repo:muse
   medallionctl show muse-project-state
-  medallionctl put -f medallion.json`,
+  medallionctl put -f medallion.json
+  medallionctl review`,
 		SilenceErrors: true,
 		SilenceUsage:  true,
 		// cobra applies its default distance only on its own error path.
@@ -154,6 +155,8 @@ command line that cannot be run as written.`,
 		a.sessionCommand(),
 		a.checkpointCommand(),
 		a.loadCommand(),
+		a.reviewCommand(),
+		a.llmCommand(),
 		a.hookCommand(),
 		a.integrateCommand(),
 		a.schemaCommand(),

@@ -40,7 +40,13 @@ JSON, over-long lines, unknown record types …), how many secrets it
 redacted, how far behind it is (bytes written to transcripts and not read
 yet), when it last stored an event, the sessions and their buffered events,
 and recent problems a user can fix (an inotify limit, an unreadable folder).
--o json prints all of it as the API returns it.
+
+With an llm block in the config (Tier 1) an "LLM" section shows the
+endpoint and model, the structured-output mode in use, calls and tokens
+today against the daily cap, Tier 1 passes, fallbacks (failures where the
+Tier 0 version stood), refused operations, the last error and how many
+model-made items await review ("medallionctl review"). Without one, nothing
+about an LLM is shown. -o json prints all of it as the API returns it.
 
 It exits 1 with "cannot reach medalliond" when the daemon is not running.
 
@@ -137,10 +143,15 @@ func (a *app) printStatus(st *api.Status) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	if st.Ingest == nil {
-		return nil
+	if st.Ingest != nil {
+		if err := printIngest(a.stdout, st.Ingest); err != nil {
+			return err
+		}
 	}
-	return printIngest(a.stdout, st.Ingest)
+	if st.LLM != nil {
+		printLLM(a.stdout, st.LLM)
+	}
+	return nil
 }
 
 // printIngest prints the ingestion part of the status: what is watched,

@@ -11,6 +11,9 @@
 //	    version or gets 409 conflict; version 0 updates on top of the latest)
 //	GET  /v1/medallions/{id}[?version=N]    Medallion
 //	GET  /v1/medallions/{id}/history        HistoryResponse
+//	GET  /v1/review?node=N&tag=T&state=S    ReviewResponse (review.go)
+//	POST /v1/review                         ReviewActionRequest → ReviewActionResponse
+//	POST /v1/llm/check                      LLMCheck (llm.go)
 //
 // Errors are an Error body with a fitting status: 400 bad input, 404 not
 // found, 409 exists/conflict, 403 forbidden, 500 ours.
@@ -63,6 +66,8 @@ type Status struct {
 	StoreBytes int64 `json:"store_bytes"`
 	// Ingest is nil when the daemon runs without ingestion.
 	Ingest *IngestStatus `json:"ingest,omitempty"`
+	// LLM is nil when the config has no llm block (no Tier 1, no network).
+	LLM *LLMStatus `json:"llm,omitempty"`
 }
 
 // ListResponse answers GET /v1/medallions.

@@ -105,6 +105,9 @@ type Changes struct {
 	Invariants             []ItemChange      `json:"invariants,omitempty"`
 	AvoidRepeating         []ItemChange      `json:"avoid_repeating,omitempty"`
 	RecommendedEntryPoints []ItemChange      `json:"recommended_entry_points,omitempty"`
+	// Review lists the model-made items whose review state changed (see
+	// ReviewChange).
+	Review []ReviewChange `json:"review,omitempty"`
 }
 
 // Empty reports whether the two versions have the same content (meta
@@ -112,7 +115,7 @@ type Changes struct {
 func (c *Changes) Empty() bool {
 	return c.HighLevel == nil && len(c.Subsystems) == 0 && len(c.Decisions) == 0 &&
 		len(c.OpenQuestions) == 0 && len(c.Invariants) == 0 &&
-		len(c.AvoidRepeating) == 0 && len(c.RecommendedEntryPoints) == 0
+		len(c.AvoidRepeating) == 0 && len(c.RecommendedEntryPoints) == 0 && len(c.Review) == 0
 }
 
 // Diff compares from (the older version) with to (the newer one). Neither
@@ -137,6 +140,7 @@ func Diff(from, to *medallion.Medallion) Changes {
 	c.Invariants = diffItems(from.Affordances.Invariants, to.Affordances.Invariants)
 	c.AvoidRepeating = diffItems(from.Affordances.AvoidRepeating, to.Affordances.AvoidRepeating)
 	c.RecommendedEntryPoints = diffItems(from.Affordances.RecommendedEntryPoints, to.Affordances.RecommendedEntryPoints)
+	c.Review = diffReview(from.Review, to.Review)
 	return c
 }
 

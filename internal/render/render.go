@@ -41,7 +41,25 @@ type Options struct {
 	// Format is FormatMarkdown (the default, for an agent's context) or
 	// FormatJSON (the same selection as a JSON object, for tools).
 	Format string
+	// Review is how items a model wrote and nobody has reviewed yet
+	// (medallion.ReviewPending) are shown: ReviewAuto (the default, "")
+	// marks them with UnreviewedMark, ReviewRequired leaves them out,
+	// ReviewOff shows them like any other. Approved items are never
+	// marked; rejected ones are no longer in the medallion.
+	Review string
 }
+
+// The review modes of Options.Review, as the llm block's review setting
+// names them.
+const (
+	ReviewAuto     = "auto"
+	ReviewRequired = "required"
+	ReviewOff      = "off"
+)
+
+// UnreviewedMark ends the text of a pending model-made item in ReviewAuto
+// mode, so that the agent reading the load can weigh it accordingly.
+const UnreviewedMark = " (unreviewed)"
 
 // Result is a rendered load.
 type Result struct {
@@ -107,7 +125,7 @@ func Load(ms []*medallion.Medallion, opts Options) Result {
 	var docs []*doc
 	for _, m := range ms {
 		if m != nil {
-			docs = append(docs, newDoc(m))
+			docs = append(docs, newDoc(m, opts.Review))
 		}
 	}
 	if len(docs) == 0 {
@@ -167,18 +185,42 @@ func truncate(text string, budget int) string {
 	return string(runes[:lo]) + ellipsis
 }
 
-func newDoc(m *medallion.Medallion) *doc {
+func newDoc(m *medallion.Medallion, review string) *doc {
 	d := &doc{m: m}
 	add := func(s section, line string, v any) {
 		d.items[s] = append(d.items[s], item{line: line, json: v})
 	}
-	for _, v := range m.Affordances.Invariants {
-		add(secRules, "- "+oneLine(v), v)
+	// mark says whether an item is left out (ReviewRequired and pending)
+	// and what follows its text: UnreviewedMark for a pending item in
+	// ReviewAuto mode, else nothing.
+	mark := func(reviewItem, text string) (string, bool) {
+		if review == ReviewOff || !m.Pending(reviewItem, text) {
+			return "", true
+		}
+		if review == ReviewRequired {
+			return "", false
+		}
+		return UnreviewedMark, true
 	}
-	for _, v := range m.Affordances.AvoidRepeating {
-		add(secFixes, "- "+oneLine(v), v)
+	for _, lst := range []struct {
+		s     section
+		name  string
+		items []string
+	}{
+		{secRules, medallion.ItemInvariant, m.Affordances.Invariants},
+		{secFixes, medallion.ItemAvoidRepeating, m.Affordances.AvoidRepeating},
+	} {
+		for _, v := range lst.items {
+			if suffix, ok := mark(lst.name, v); ok {
+				add(lst.s, "- "+oneLine(v)+suffix, v+suffix)
+			}
+		}
 	}
 	for _, q := range m.OpenQuestions {
+		suffix, ok := mark(q.ID, q.Question)
+		if !ok {
+			continue
+		}
 		line := fmt.Sprintf("- [%s] %s", q.ID, oneLine(q.Question))
 		if len(q.BlockedOn) > 0 {
 			line += " (blocked on: " + oneLine(strings.Join(q.BlockedOn, "; ")) + ")"
@@ -189,7 +231,8 @@ func newDoc(m *medallion.Medallion) *doc {
 		} else {
 			line += " (" + string(q.Priority) + ")"
 		}
-		add(s, line, q)
+		q.Question += suffix
+		add(s, line+suffix, q)
 	}
 	// The user's decisions come before the agent's weaker ones, so a tight
 	// budget cuts the agent's choices first; among equals the newest come
@@ -198,14 +241,21 @@ func newDoc(m *medallion.Medallion) *doc {
 	slices.Reverse(ds)
 	slices.SortStableFunc(ds, func(a, b medallion.Decision) int { return cmp.Compare(b.Confidence, a.Confidence) })
 	for _, x := range ds {
+		suffix, ok := mark(x.ID, x.Statement)
+		if !ok {
+			continue
+		}
 		line := fmt.Sprintf("- [%s] %s", x.ID, oneLine(x.Statement))
 		if r := oneLine(x.Rationale); r != "" {
 			line += " — " + r
 		}
-		add(secDecisions, line, x)
+		x.Statement += suffix
+		add(secDecisions, line+suffix, x)
 	}
 	if h := strings.TrimSpace(m.Summary.HighLevel); h != "" {
-		add(secSummary, h, h)
+		if suffix, ok := mark(medallion.ItemSummary, h); ok {
+			add(secSummary, h+suffix, h+suffix)
+		}
 	}
 	for _, s := range m.Summary.Subsystems {
 		line := fmt.Sprintf("- %s (%s)", oneLine(s.Name), s.Status)
@@ -215,7 +265,9 @@ func newDoc(m *medallion.Medallion) *doc {
 		add(secSubsystems, line, s)
 	}
 	for _, v := range m.Affordances.RecommendedEntryPoints {
-		add(secEntryPoints, "- "+oneLine(v), v)
+		if suffix, ok := mark(medallion.ItemEntryPoint, v); ok {
+			add(secEntryPoints, "- "+oneLine(v)+suffix, v+suffix)
+		}
 	}
 	return d
 }

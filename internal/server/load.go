@@ -85,7 +85,7 @@ func (s *Server) load(r *http.Request) (any, error) {
 			}
 		}
 	}
-	res := render.Load(ms, render.Options{Budget: budget, Format: format})
+	res := render.Load(ms, render.Options{Budget: budget, Format: format, Review: s.cfg.ReviewMode})
 	resp := api.LoadResponse{
 		Text: res.Text, Tokens: res.Tokens, Budget: budget,
 		Scope:      append(append([]string{}, scope.GraphNodes...), scope.Tags...),

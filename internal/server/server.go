@@ -22,6 +22,7 @@ import (
 
 	"github.com/medallionhq/medallion/internal/api"
 	"github.com/medallionhq/medallion/internal/medallion"
+	"github.com/medallionhq/medallion/internal/render"
 	"github.com/medallionhq/medallion/internal/store"
 	"github.com/medallionhq/medallion/internal/version"
 )
@@ -75,6 +76,21 @@ type Config struct {
 	// scope for GET /v1/load?cwd=; nil answers such loads with 400 "this
 	// daemon cannot resolve --cwd".
 	ScopeForCWD func(cwd string) []string
+
+	// ReviewMode is how GET /v1/load shows the items a model wrote that
+	// nobody has reviewed: "auto" marks them, "required" leaves them out,
+	// "off" shows them plain (render.ReviewAuto …). "" means "auto". The
+	// daemon passes the llm block's review setting; with no llm block
+	// there are no such items and the mode does not matter.
+	ReviewMode string
+	// LLM reports Tier 1's figures for GET /v1/status; nil (no llm block)
+	// leaves Status.LLM out. The server fills in PendingReview itself.
+	LLM func() *api.LLMStatus
+	// LLMCheck tests the configured endpoint for POST /v1/llm/check; nil
+	// (no llm block) answers it with 404 api.NoLLMMessage. A failed step
+	// belongs in the LLMCheck (flags and lines); an error is for a check
+	// that could not run at all, and answers 500.
+	LLMCheck func(ctx context.Context) (api.LLMCheck, error)
 }
 
 // Server is the local API server.
@@ -95,6 +111,9 @@ func New(cfg Config) *Server {
 	}
 	if cfg.DiskUsage == nil {
 		cfg.DiskUsage = func() int64 { return 0 }
+	}
+	if cfg.ReviewMode == "" {
+		cfg.ReviewMode = render.ReviewAuto
 	}
 	s := &Server{cfg: cfg, log: cfg.Logger.Named("api")}
 	s.mux = s.routes()
@@ -123,6 +142,9 @@ func (s *Server) routes() *http.ServeMux {
 	mux.Handle("GET /v1/sessions", s.endpoint(s.sessions))
 	mux.Handle("GET /v1/sessions/{id...}", s.endpoint(s.session))
 	mux.Handle("GET /v1/load", s.endpoint(s.load))
+	mux.Handle("GET /v1/review", s.endpoint(s.review))
+	mux.Handle("POST /v1/review", s.endpoint(s.reviewAct))
+	mux.Handle("POST /v1/llm/check", extendWrite(llmCheckWriteTimeout, s.endpoint(s.llmCheck)))
 	mux.Handle("POST /v1/checkpoint", extendWrite(checkpointWriteTimeout, s.endpoint(s.checkpoint)))
 	return mux
 }
@@ -364,7 +386,12 @@ func (s *Server) status(r *http.Request) (any, error) {
 	if s.cfg.Ingest != nil {
 		ingest = s.cfg.Ingest()
 	}
+	llm, err := s.llmStatus(r.Context())
+	if err != nil {
+		return nil, err
+	}
 	return api.Status{
+		LLM:        llm,
 		Version:    version.String(),
 		PID:        os.Getpid(),
 		StartedAt:  medallion.FormatTime(s.cfg.StartedAt),

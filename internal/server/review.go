@@ -1,0 +1,612 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+	"unicode"
+
+	"github.com/medallionhq/medallion/internal/api"
+	"github.com/medallionhq/medallion/internal/medallion"
+	"github.com/medallionhq/medallion/internal/store"
+)
+
+// reviewRetries is how many times an action is applied to a freshly read
+// medallion when another writer (the curator, a put) stored a version
+// between the read and the write.
+const reviewRetries = 3
+
+// maxNamed caps how many valid addresses an error message lists.
+const maxNamed = 20
+
+// The kinds of ReviewItem.Kind that are not list names.
+const (
+	kindDecision = "decision"
+	kindQuestion = "open_question"
+)
+
+// reviewed is one model-made item found in a medallion.
+type reviewed struct {
+	kind string
+	// item and text identify the item the way Review entries do: the id
+	// for decisions and questions, the list name (or "summary") and the
+	// text for the rest. A retry finds the item again by them, never by
+	// its position, which another writer may have shifted.
+	item, text string
+	ref        string // the address within the medallion
+	review     int    // index in Medallion.Review
+}
+
+// modelItems lists the model-made items still in m, in review order:
+// summary, decisions, questions, then the lists.
+func modelItems(m *medallion.Medallion) []reviewed {
+	var out []reviewed
+	add := func(kind, item, text, ref string) {
+		if i := m.ReviewFor(item, text); i >= 0 {
+			out = append(out, reviewed{kind: kind, item: item, text: text, ref: ref, review: i})
+		}
+	}
+	if h := strings.TrimSpace(m.Summary.HighLevel); h != "" {
+		add(medallion.ItemSummary, medallion.ItemSummary, m.Summary.HighLevel, medallion.ItemSummary)
+	}
+	for _, d := range m.Decisions {
+		add(kindDecision, d.ID, d.Statement, d.ID)
+	}
+	for _, q := range m.OpenQuestions {
+		add(kindQuestion, q.ID, q.Question, q.ID)
+	}
+	for _, name := range medallion.ReviewLists {
+		for i, v := range *m.List(name) {
+			add(name, name, v, name+":"+strconv.Itoa(i+1))
+		}
+	}
+	return out
+}
+
+// reviewItem describes one model-made item for GET /v1/review.
+func reviewItem(m *medallion.Medallion, it reviewed) api.ReviewItem {
+	r := m.Review[it.review]
+	out := api.ReviewItem{
+		MedallionID: m.Meta.MedallionID, Version: m.Meta.Version,
+		Ref: it.ref, Kind: it.kind, Text: it.text, Source: r.Source, State: r.State,
+		Evidence: evidenceOf(m, it.item, it.text),
+	}
+	switch it.kind {
+	case kindDecision:
+		if i := slices.IndexFunc(m.Decisions, func(d medallion.Decision) bool { return d.ID == it.item }); i >= 0 {
+			d := m.Decisions[i]
+			out.Detail = fmt.Sprintf("confidence %.2f", d.Confidence)
+			if strings.TrimSpace(d.Rationale) != "" {
+				out.Detail = "why: " + d.Rationale + " (" + out.Detail + ")"
+			}
+		}
+	case kindQuestion:
+		if i := slices.IndexFunc(m.OpenQuestions, func(q medallion.OpenQuestion) bool { return q.ID == it.item }); i >= 0 {
+			q := m.OpenQuestions[i]
+			out.Detail = "priority " + string(q.Priority)
+			if len(q.BlockedOn) > 0 {
+				out.Detail += "; blocked on: " + strings.Join(q.BlockedOn, "; ")
+			}
+		}
+	}
+	return out
+}
+
+// rejectedItems describes the rejected entries of m: their items have
+// left the medallion, so only the entry's text remains.
+func rejectedItems(m *medallion.Medallion) []api.ReviewItem {
+	var out []api.ReviewItem
+	for _, r := range m.Review {
+		if r.State != medallion.ReviewRejected {
+			continue
+		}
+		// The item has left the medallion, so only its name tells what
+		// it was; Tier 1 numbers decisions D-… and questions Q-….
+		kind := r.Item
+		switch {
+		case slices.Contains(medallion.ReviewLists, kind) || kind == medallion.ItemSummary:
+		case strings.HasPrefix(kind, "D-"):
+			kind = kindDecision
+		case strings.HasPrefix(kind, "Q-"):
+			kind = kindQuestion
+		default:
+			kind = "item"
+		}
+		out = append(out, api.ReviewItem{
+			MedallionID: m.Meta.MedallionID, Version: m.Meta.Version,
+			Ref: r.Item, Kind: kind, Text: r.Text, Source: r.Source, State: r.State,
+			Evidence: evidenceOf(m, r.Item, r.Text),
+		})
+	}
+	return out
+}
+
+// evidenceOf returns m's evidence entries for one item: by id for
+// decisions and questions, by list name and text for the rest.
+func evidenceOf(m *medallion.Medallion, item, text string) []medallion.Evidence {
+	byText := item == medallion.ItemSummary || slices.Contains(medallion.ReviewLists, item)
+	out := []medallion.Evidence{}
+	for _, e := range m.Evidence {
+		if e.Item == item && (!byText || strings.TrimSpace(e.Text) == strings.TrimSpace(text)) {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// reviewMedallions returns the latest medallions of a scope, or every
+// medallion when the scope is empty.
+func (s *Server) reviewMedallions(ctx context.Context, nodes, tags []string) ([]*medallion.Medallion, error) {
+	for _, v := range append(slices.Clone(nodes), tags...) {
+		if strings.TrimSpace(v) == "" {
+			return nil, badRequest("node and tag must not be empty")
+		}
+	}
+	if len(nodes) > 0 || len(tags) > 0 {
+		return s.cfg.Store.LatestForScope(ctx, medallion.Scope{GraphNodes: nodes, Tags: tags}, maxListLimit)
+	}
+	lister, ok := s.cfg.Store.(store.IDLister)
+	if !ok {
+		return nil, badRequest("this daemon's store cannot list every medallion: give a node or tag")
+	}
+	ids, err := lister.IDs(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var out []*medallion.Medallion
+	for _, id := range ids {
+		m, err := s.cfg.Store.Get(ctx, id)
+		if err != nil {
+			return nil, err
+		}
+		if m != nil { // deleted meanwhile
+			out = append(out, m)
+		}
+	}
+	return out, nil
+}
+
+// review answers GET /v1/review.
+func (s *Server) review(r *http.Request) (any, error) {
+	q, err := query(r, "node", "tag", "state")
+	if err != nil {
+		return nil, err
+	}
+	state := string(medallion.ReviewPending)
+	if v, ok, err := single(q, "state"); err != nil {
+		return nil, err
+	} else if ok {
+		if v != api.ReviewStateAll && !slices.Contains(medallion.ReviewStates, medallion.ReviewState(v)) {
+			return nil, badRequest("state must be pending, approved, rejected or all (got %q)", v)
+		}
+		state = v
+	}
+	ms, err := s.reviewMedallions(r.Context(), q["node"], q["tag"])
+	if err != nil {
+		return nil, err
+	}
+	resp := api.ReviewResponse{Items: []api.ReviewItem{}, Medallions: len(ms)}
+	for _, m := range ms {
+		for _, it := range modelItems(m) {
+			if item := reviewItem(m, it); state == api.ReviewStateAll || string(item.State) == state {
+				resp.Items = append(resp.Items, item)
+			}
+		}
+		if state == api.ReviewStateAll || state == string(medallion.ReviewRejected) {
+			resp.Items = append(resp.Items, rejectedItems(m)...)
+		}
+	}
+	return resp, nil
+}
+
+// countPending counts the pending model-made items of every medallion,
+// for Status.LLM; -1 when the store cannot list them.
+func (s *Server) countPending(ctx context.Context) (int, error) {
+	if _, ok := s.cfg.Store.(store.IDLister); !ok {
+		return -1, nil
+	}
+	ms, err := s.reviewMedallions(ctx, nil, nil)
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, m := range ms {
+		for _, it := range modelItems(m) {
+			if m.Review[it.review].State == medallion.ReviewPending {
+				n++
+			}
+		}
+	}
+	return n, nil
+}
+
+// reviewAct answers POST /v1/review.
+func (s *Server) reviewAct(r *http.Request) (any, error) {
+	if err := onlyParams(r); err != nil {
+		return nil, err
+	}
+	var req api.ReviewActionRequest
+	dec := json.NewDecoder(r.Body)
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&req); err != nil {
+		if errors.Is(err, io.EOF) {
+			return nil, badRequest(`the request body is empty; send an action such as {"action": "approve", "item": "muse-state:D-003"}`)
+		}
+		return nil, bodyError(err)
+	}
+	if err := expectEOF(dec); err != nil {
+		return nil, err
+	}
+	switch req.Action {
+	case api.ReviewApprove, api.ReviewReject:
+		if req.Text != "" {
+			return nil, badRequest("text goes with edit only, not %s", req.Action)
+		}
+	case api.ReviewEdit:
+		if strings.TrimSpace(req.Text) == "" {
+			return nil, badRequest("edit needs the new text")
+		}
+		if strings.ContainsFunc(req.Text, func(r rune) bool { return unicode.IsControl(r) && r != '\n' && r != '\t' }) {
+			return nil, badRequest("the new text holds control characters: only newlines and tabs are kept")
+		}
+		if req.All {
+			return nil, badRequest("edit acts on one item: give item, not all")
+		}
+	default:
+		return nil, badRequest("action must be approve, reject or edit (got %q)", req.Action)
+	}
+	ctx := r.Context()
+	if req.All {
+		if req.Item != "" {
+			return nil, badRequest("give item or all, not both")
+		}
+		if len(req.Nodes) == 0 && len(req.Tags) == 0 {
+			return nil, badRequest("all needs a scope (nodes or tags), so that one command cannot settle every medallion at once")
+		}
+		return s.reviewAll(ctx, req)
+	}
+	if strings.TrimSpace(req.Item) == "" {
+		return nil, badRequest("give the item to %s, e.g. muse-state:D-003 or invariant:2 (medallionctl review lists them)", req.Action)
+	}
+	id, ref := api.ReviewAddress(req.Item)
+	if err := checkRef(ref, req.Item); err != nil {
+		return nil, err
+	}
+	if id == "" {
+		var err error
+		if id, err = s.findMedallion(ctx, ref, req.Nodes, req.Tags); err != nil {
+			return nil, err
+		}
+	} else if !medallion.ValidID(id) {
+		return nil, badRequest("invalid medallion id %q in %q: want ID:ITEM such as muse-state:D-003", id, req.Item)
+	}
+
+	var target *reviewed
+	var changes []api.ReviewChange
+	_, err := s.changeMedallion(ctx, id, func(m *medallion.Medallion) (bool, error) {
+		if target == nil {
+			it, err := locate(m, ref)
+			if err != nil {
+				return false, err
+			}
+			target = &it
+		} else {
+			// A retry: find the same item again by what it is.
+			i := slices.IndexFunc(modelItems(m), func(it reviewed) bool { return it.item == target.item && it.text == target.text })
+			if i < 0 {
+				return false, &apiError{http.StatusConflict, api.CodeConflict,
+					fmt.Sprintf("%s changed in medallion %s while it was being reviewed; run medallionctl review and try again", target.ref, id)}
+			}
+			it := modelItems(m)[i]
+			it.ref = target.ref
+			target = &it
+		}
+		ch, changed := apply(m, *target, req.Action, req.Text)
+		changes = []api.ReviewChange{ch}
+		return changed, nil
+	}, func(stored *medallion.Medallion) {
+		for i := range changes {
+			changes[i].Version = stored.Meta.Version
+		}
+	})
+	if err != nil {
+		return nil, err
+	}
+	return api.ReviewActionResponse{Changes: changes}, nil
+}
+
+// reviewAll approves or rejects every pending item of the medallions of a
+// scope, one new version per medallion that had any.
+func (s *Server) reviewAll(ctx context.Context, req api.ReviewActionRequest) (any, error) {
+	ms, err := s.reviewMedallions(ctx, req.Nodes, req.Tags)
+	if err != nil {
+		return nil, err
+	}
+	resp := api.ReviewActionResponse{Changes: []api.ReviewChange{}}
+	for _, m := range ms {
+		var changes []api.ReviewChange
+		_, err := s.changeMedallion(ctx, m.Meta.MedallionID, func(m *medallion.Medallion) (bool, error) {
+			changes = changes[:0]
+			var pending []reviewed
+			for _, it := range modelItems(m) {
+				if m.Review[it.review].State == medallion.ReviewPending {
+					pending = append(pending, it)
+				}
+			}
+			// Rejecting removes items, which shifts the positions of
+			// those after them: apply from the last to the first, then
+			// report in review order.
+			for i := len(pending) - 1; i >= 0; i-- {
+				ch, _ := apply(m, pending[i], req.Action, "")
+				changes = append(changes, ch)
+			}
+			slices.Reverse(changes)
+			return len(changes) > 0, nil
+		}, func(stored *medallion.Medallion) {
+			for i := range changes {
+				changes[i].Version = stored.Meta.Version
+			}
+		})
+		if err != nil {
+			return nil, err
+		}
+		resp.Changes = append(resp.Changes, changes...)
+	}
+	return resp, nil
+}
+
+// findMedallion finds the one medallion (of the scope, or of all) holding
+// a model-made item at ref.
+func (s *Server) findMedallion(ctx context.Context, ref string, nodes, tags []string) (string, error) {
+	ms, err := s.reviewMedallions(ctx, nodes, tags)
+	if err != nil {
+		return "", err
+	}
+	var model, plain []string // medallions where ref is a model's item, or someone else's
+	for _, m := range ms {
+		it, err := locate(m, ref)
+		switch {
+		case err == nil && it.review >= 0:
+			model = append(model, m.Meta.MedallionID)
+		case isBadRequest(err):
+			plain = append(plain, m.Meta.MedallionID)
+		}
+	}
+	switch {
+	case len(model) == 1:
+		return model[0], nil
+	case len(model) > 1:
+		return "", badRequest("%s is a model-made item in %d medallions (%s): say which, e.g. %s:%s",
+			ref, len(model), strings.Join(capList(model), ", "), model[0], ref)
+	case len(plain) > 0:
+		where := "medallion " + plain[0]
+		if len(plain) > 1 {
+			where = "medallions " + strings.Join(capList(plain), ", ")
+		}
+		return "", badRequest("%s in %s was not written by a model: there is nothing to review", ref, where)
+	}
+	var valid []string
+	for _, m := range ms {
+		for _, it := range modelItems(m) {
+			if m.Review[it.review].State != medallion.ReviewRejected {
+				valid = append(valid, m.Meta.MedallionID+":"+it.ref)
+			}
+		}
+	}
+	if len(valid) == 0 {
+		return "", notFound("no model-made item %s: no medallion%s holds a model-made item to review", ref, scopeWords(nodes, tags))
+	}
+	return "", notFound("no model-made item %s%s; the items are: %s", ref, scopeWords(nodes, tags), strings.Join(capList(valid), ", "))
+}
+
+func scopeWords(nodes, tags []string) string {
+	if len(nodes)+len(tags) == 0 {
+		return ""
+	}
+	return " in scope " + strings.Join(append(slices.Clone(nodes), tags...), ", ")
+}
+
+func capList(names []string) []string {
+	if len(names) <= maxNamed {
+		return names
+	}
+	return append(slices.Clone(names[:maxNamed]), fmt.Sprintf("… (%d more)", len(names)-maxNamed))
+}
+
+func isBadRequest(err error) bool {
+	var ae *apiError
+	return errors.As(err, &ae) && ae.status == http.StatusBadRequest
+}
+
+// checkRef refuses a REF (of the address addr) that can name no item in
+// any medallion, before any medallion is searched for it.
+func checkRef(ref, addr string) error {
+	name, pos, isList := strings.Cut(ref, ":")
+	switch {
+	case strings.TrimSpace(ref) == "":
+		return badRequest("%q names no item: want ID:ITEM such as muse-state:D-003, or ITEM alone", addr)
+	case slices.Contains(medallion.ReviewLists, ref):
+		return badRequest("%s needs the item's position in the list, e.g. %s:1", ref, ref)
+	case isList && slices.Contains(medallion.ReviewLists, name):
+		if n, err := strconv.Atoi(pos); err != nil || n < 1 {
+			return badRequest("%s: the position in the list must be a whole number from 1 (got %q)", ref, pos)
+		}
+	}
+	return nil
+}
+
+// locate finds the model-made item at ref in m. An address naming no item
+// is a 404 that lists the model-made items of m; an item no model wrote is
+// a 400.
+func locate(m *medallion.Medallion, ref string) (reviewed, error) {
+	id := m.Meta.MedallionID
+	notThere := func(format string, args ...any) error {
+		var valid []string
+		for _, it := range modelItems(m) {
+			valid = append(valid, it.ref)
+		}
+		msg := fmt.Sprintf(format, args...)
+		if len(valid) == 0 {
+			return notFound("%s; medallion %s holds no model-made item", msg, id)
+		}
+		return notFound("%s; its model-made items are: %s", msg, strings.Join(capList(valid), ", "))
+	}
+	notModel := func(what string) error {
+		return badRequest("%s in medallion %s was not written by a model: there is nothing to review", what, id)
+	}
+	find := func(kind, item, text string) (reviewed, error) {
+		for _, it := range modelItems(m) {
+			if it.kind == kind && it.item == item && it.text == text {
+				return it, nil
+			}
+		}
+		return reviewed{}, notModel(ref)
+	}
+
+	name, pos, isList := strings.Cut(ref, ":")
+	switch {
+	case isList:
+		list := m.List(name)
+		if list == nil {
+			return reviewed{}, notThere("no item %q in medallion %s (lists are invariant, avoid_repeating and entry_point)", ref, id)
+		}
+		n, err := strconv.Atoi(pos)
+		if err != nil || n < 1 {
+			return reviewed{}, badRequest("%s: the position in the list must be a whole number from 1 (got %q)", ref, pos)
+		}
+		if n > len(*list) {
+			return reviewed{}, notThere("%s: medallion %s has %d %s items", ref, id, len(*list), name)
+		}
+		return find(name, name, (*list)[n-1])
+	case slices.Contains(medallion.ReviewLists, ref):
+		return reviewed{}, badRequest("%s needs the item's position in the list, e.g. %s:1", ref, ref)
+	case ref == medallion.ItemSummary:
+		if strings.TrimSpace(m.Summary.HighLevel) == "" {
+			return reviewed{}, notThere("medallion %s has no summary", id)
+		}
+		return find(medallion.ItemSummary, medallion.ItemSummary, m.Summary.HighLevel)
+	}
+	if i := slices.IndexFunc(m.Decisions, func(d medallion.Decision) bool { return d.ID == ref }); i >= 0 {
+		return find(kindDecision, ref, m.Decisions[i].Statement)
+	}
+	if i := slices.IndexFunc(m.OpenQuestions, func(q medallion.OpenQuestion) bool { return q.ID == ref }); i >= 0 {
+		return find(kindQuestion, ref, m.OpenQuestions[i].Question)
+	}
+	return reviewed{}, notThere("no item %q in medallion %s", ref, id)
+}
+
+// apply carries out action on the item it of m and reports what it did
+// and whether m changed. Approving an approved item changes nothing.
+// Rejecting removes the item from its list (a summary is cleared) and
+// keeps the review entry, with the item's text, so no later curation
+// brings it back. Editing sets the text and approves.
+func apply(m *medallion.Medallion, it reviewed, action, text string) (api.ReviewChange, bool) {
+	r := &m.Review[it.review]
+	ch := api.ReviewChange{MedallionID: m.Meta.MedallionID, Version: m.Meta.Version, Ref: it.ref, Text: it.text}
+	switch action {
+	case api.ReviewApprove:
+		ch.State = medallion.ReviewApproved
+		if r.State == medallion.ReviewApproved {
+			ch.Note = "already approved"
+			return ch, false
+		}
+		r.State = medallion.ReviewApproved
+	case api.ReviewReject:
+		ch.State = medallion.ReviewRejected
+		r.State = medallion.ReviewRejected
+		if strings.TrimSpace(r.Text) == "" {
+			r.Text = it.text
+		}
+		switch it.kind {
+		case kindDecision:
+			m.Decisions = slices.DeleteFunc(m.Decisions, func(d medallion.Decision) bool { return d.ID == it.item })
+		case kindQuestion:
+			m.OpenQuestions = slices.DeleteFunc(m.OpenQuestions, func(q medallion.OpenQuestion) bool { return q.ID == it.item })
+		case medallion.ItemSummary:
+			m.Summary.HighLevel = ""
+		default:
+			list := m.List(it.kind)
+			if i := slices.Index(*list, it.text); i >= 0 {
+				*list = slices.Delete(*list, i, i+1)
+			}
+		}
+	case api.ReviewEdit:
+		text = strings.TrimSpace(text)
+		ch.State, ch.Text = medallion.ReviewApproved, text
+		if r.State == medallion.ReviewApproved && text == it.text {
+			ch.Note = "already approved with this text"
+			return ch, false
+		}
+		r.State, r.Text = medallion.ReviewApproved, text
+		switch it.kind {
+		case kindDecision:
+			i := slices.IndexFunc(m.Decisions, func(d medallion.Decision) bool { return d.ID == it.item })
+			m.Decisions[i].Statement = text
+		case kindQuestion:
+			i := slices.IndexFunc(m.OpenQuestions, func(q medallion.OpenQuestion) bool { return q.ID == it.item })
+			m.OpenQuestions[i].Question = text
+		case medallion.ItemSummary:
+			m.Summary.HighLevel = text
+		default:
+			list := m.List(it.kind)
+			if i := slices.Index(*list, it.text); i >= 0 {
+				(*list)[i] = text
+			}
+			// The list's evidence follows the item to its new text.
+			for i := range m.Evidence {
+				if e := &m.Evidence[i]; e.Item == it.item && e.Text == it.text {
+					e.Text = text
+				}
+			}
+		}
+	}
+	return ch, true
+}
+
+// changeMedallion reads medallion id, lets change modify a copy and, when
+// it reports a change, stores the copy as the next version with
+// meta.model "user". A version stored by someone else in between makes it
+// read and change again, up to reviewRetries times, then answer 409.
+// stored, when not nil, sees the version stored.
+func (s *Server) changeMedallion(ctx context.Context, id string, change func(*medallion.Medallion) (bool, error), stored func(*medallion.Medallion)) (*medallion.Medallion, error) {
+	for attempt := 1; ; attempt++ {
+		cur, err := s.cfg.Store.Get(ctx, id)
+		if err != nil {
+			return nil, err
+		}
+		if cur == nil {
+			return nil, notFound("medallion %s not found", id)
+		}
+		next := cur.Clone()
+		changed, err := change(next)
+		if err != nil {
+			return nil, err
+		}
+		if !changed {
+			return cur, nil
+		}
+		next.Meta.Model = "user"
+		next.Meta.Version = cur.Meta.Version
+		out, err := s.cfg.Store.Update(ctx, next)
+		if errors.Is(err, store.ErrConflict) {
+			if attempt < reviewRetries {
+				continue
+			}
+			return nil, &apiError{http.StatusConflict, api.CodeConflict,
+				fmt.Sprintf("medallion %s kept changing while the review was stored (%d tries); run the command again", id, attempt)}
+		}
+		if err != nil {
+			return nil, err
+		}
+		if stored != nil {
+			stored(out)
+		}
+		return out, nil
+	}
+}
