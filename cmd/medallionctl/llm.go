@@ -80,7 +80,7 @@ func printLLM(w io.Writer, l *api.LLMStatus) {
 	row("endpoint", "%s", cell(l.Endpoint))
 	row("model", "%s", cell(l.Model))
 	row("structured", "%s", cell(l.Structured))
-	row("calls", "%d (%d today)", l.Calls, l.CallsToday)
+	row("calls", "%d since the daemon started", l.Calls)
 	if l.DailyTokens > 0 {
 		row("tokens today", "%d of %d (%.0f%%)", l.TokensToday, l.DailyTokens, 100*float64(l.TokensToday)/float64(l.DailyTokens))
 	} else {

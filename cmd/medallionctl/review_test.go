@@ -299,7 +299,7 @@ func TestStatusLLM(t *testing.T) {
 	}
 	f.configure(func(f *fakeDaemon) {
 		f.llm = &api.LLMStatus{Endpoint: "http://127.0.0.1:11434/v1", Model: "qwen3:8b", Structured: "json_schema",
-			Calls: 14, CallsToday: 9, TokensToday: 84_000, DailyTokens: 2_000_000, Passes: 6, Fallbacks: 2, Refused: 3,
+			Calls: 14, TokensToday: 84_000, DailyTokens: 2_000_000, Passes: 6, Fallbacks: 2, Refused: 3,
 			LastError: "answer is not valid JSON after the repair turn", LastErrorAt: "2025-11-17T09:12:00Z", PendingReview: 7}
 	})
 	golden(t, "status_llm.txt", ok(t, sock, "status"))

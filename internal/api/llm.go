@@ -23,9 +23,9 @@ type LLMStatus struct {
 	// Structured is how replies are held to the schema: "json_schema" or
 	// "json_object" once known, "auto" until the first call tells.
 	Structured string `json:"structured"`
-	// Calls counts requests sent (repairs and retries included).
-	Calls      int64 `json:"calls"`
-	CallsToday int64 `json:"calls_today"`
+	// Calls counts model calls since the daemon started (repairs
+	// included).
+	Calls int64 `json:"calls"`
 	// TokensToday counts prompt and reply tokens today; DailyTokens is the
 	// cap (0: none).
 	TokensToday int64 `json:"tokens_today"`

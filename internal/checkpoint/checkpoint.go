@@ -108,9 +108,10 @@ type Curator interface {
 
 // IdleFinisher is a Curator that keeps work across episodes (Tier 1's
 // digest backlog). When such a session goes idle with nothing buffered —
-// its last count checkpoint took every event — the manager still hands
-// the curator an idle episode without events, so that work is finished
-// while the session is at rest rather than when it next writes.
+// its last count checkpoint took every event — or the user asks for a
+// checkpoint of it, the manager still hands the curator an episode
+// without events, so that work is finished while the session is at rest
+// rather than when it next writes.
 type IdleFinisher interface {
 	Curator
 	FinishesIdle() bool
@@ -445,7 +446,7 @@ func (m *Manager) run(ctx context.Context, id string, r *request) api.Checkpoint
 		if err != nil {
 			return fail("read episode", err)
 		}
-		if part == 0 && len(events) == 0 && r.trigger == TriggerIdle && m.finishesIdle() {
+		if part == 0 && len(events) == 0 && (r.trigger == TriggerIdle || r.trigger == TriggerManual) && m.finishesIdle() {
 			out, err := m.curate(ctx, Episode{SessionID: id, Scope: res.Scope, Agent: info.Agent, Trigger: r.trigger})
 			if err != nil {
 				return fail("curate", err)

@@ -113,6 +113,9 @@ func Run(ctx context.Context, cfg *config.Config, logger hclog.Logger) (err erro
 		// The ingester's resolver: a load for a folder finds the medallion
 		// its sessions were checkpointed into.
 		ScopeForCWD: func(cwd string) []string { return slices.Clone(ing.scope.Resolve(cwd)) },
+		ReviewMode:  reviewMode(cfg.LLM),
+		LLM:         ing.llmStatus(),
+		LLMCheck:    ing.llmCheck(),
 	})
 	// Logged before serving so that anyone who got an answer from the
 	// socket can find this line in the log.

@@ -4,9 +4,11 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"time"
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/medallionhq/medallion/internal/api"
 	"github.com/medallionhq/medallion/internal/config"
 	"github.com/medallionhq/medallion/internal/curate"
 	"github.com/medallionhq/medallion/internal/distill"
@@ -69,4 +71,54 @@ func newTier1(cfg *config.LLM, st *store.Badger, logger hclog.Logger) (*curate.T
 		Logger: logger.Named("tier1"),
 	}
 	return t, client, nil
+}
+
+// reviewMode is the load's review mode: the llm block's, "auto" without
+// one (there are then no model items to mark).
+func reviewMode(cfg *config.LLM) string {
+	if cfg == nil {
+		return "auto"
+	}
+	return cfg.Review
+}
+
+// llmStatus reports the model client and Tier 1 for status; nil without
+// an llm block, so status shows no LLM section.
+func (in *ingestion) llmStatus() func() *api.LLMStatus {
+	if in.llm == nil {
+		return nil
+	}
+	return func() *api.LLMStatus {
+		ls, ts := in.llm.Stats(), in.tier1.Stats()
+		st := &api.LLMStatus{
+			Endpoint: ls.Endpoint, Model: ls.Model, Structured: ls.Mode,
+			Calls: ls.Calls, TokensToday: int64(ls.TokensToday), DailyTokens: int64(ls.DailyCap),
+			Passes: ts.Passes, Fallbacks: ts.Fallbacks, Refused: ts.Refused,
+		}
+		if ls.Structured != llm.ModeAuto {
+			st.Structured = ls.Structured
+		}
+		// The latest failure of either: a transport error is the client's,
+		// an invalid answer or a store conflict is Tier 1's.
+		last, at := ls.LastError, ls.LastErrorAt
+		if ts.LastErrorAt.After(at) {
+			last, at = ts.LastError, ts.LastErrorAt
+		}
+		if last != "" {
+			st.LastError, st.LastErrorAt = last, at.UTC().Format(time.RFC3339)
+		}
+		return st
+	}
+}
+
+// llmCheck backs `medallionctl llm check`; nil without an llm block.
+func (in *ingestion) llmCheck() func(context.Context) (api.LLMCheck, error) {
+	if in.llm == nil {
+		return nil
+	}
+	return func(ctx context.Context) (api.LLMCheck, error) {
+		r := in.llm.Check(ctx)
+		return api.LLMCheck{Endpoint: r.Endpoint, Model: r.Model, Reachable: r.Reachable, AuthOK: r.AuthOK,
+			JSONSchema: r.JSONSchema, ValidJSON: r.ValidJSON, Lines: r.Lines}, nil
+	}
 }

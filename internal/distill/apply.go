@@ -94,7 +94,8 @@ func apply(m *medallion.Medallion, v view, p *Patch, source string, redact func(
 	a := applier{m: m, v: v, source: source, redact: redact}
 	if s := strings.TrimSpace(p.Summary); s != "" {
 		m.Summary.HighLevel = a.text(s, maxSummary)
-		a.review("summary", "")
+		// The summary has no id: its review entry names it by its text.
+		a.review(medallion.ItemSummary, m.Summary.HighLevel)
 	}
 	for _, d := range p.Decisions {
 		a.decision(d)
@@ -294,8 +295,8 @@ func (a *applier) liveItems() func(medallion.Review) bool {
 		"entry_point": a.m.Affordances.RecommendedEntryPoints,
 	}
 	return func(r medallion.Review) bool {
-		if r.Item == "summary" {
-			return true
+		if r.Item == medallion.ItemSummary {
+			return r.Text == a.m.Summary.HighLevel
 		}
 		if l, ok := lists[r.Item]; ok {
 			return slices.Contains(l, r.Text)
@@ -308,7 +309,7 @@ func (a *applier) liveItems() func(medallion.Review) bool {
 // revised item's earlier entry is replaced.
 func (a *applier) review(item, text string) {
 	a.m.Review = slices.DeleteFunc(a.m.Review, func(r medallion.Review) bool {
-		return r.Item == item && r.State != medallion.ReviewRejected && (text == "" || r.Text == text || isID(item))
+		return r.Item == item && r.State != medallion.ReviewRejected && (r.Text == text || isID(item) || item == medallion.ItemSummary)
 	})
 	a.m.Review = append(a.m.Review, medallion.Review{Item: item, Text: text, Source: a.source, State: medallion.ReviewPending})
 }

@@ -92,6 +92,13 @@ func TestTier1Daemon(t *testing.T) {
 	if m.Meta.Model != "fake-model" || !hasDecision(m, "point-in-time snapshot") || m.Meta.Version != cp.Version {
 		t.Errorf("medallion model %q version %d decisions %+v", m.Meta.Model, m.Meta.Version, m.Decisions)
 	}
+	st, err := d.c.Status(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l := st.LLM; l == nil || l.Model != "fake-model" || l.Passes != 1 || l.Fallbacks != 0 || l.TokensToday != 1000 || l.PendingReview < 2 {
+		t.Errorf("status LLM %+v: want the model, 1 pass, 1000 tokens today, the summary and decision pending review", l)
+	}
 	bodies := fm.requests()
 	if len(bodies) != 1 {
 		t.Fatalf("%d model requests, want 1", len(bodies))

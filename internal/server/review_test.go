@@ -452,7 +452,7 @@ func TestStatusLLM(t *testing.T) {
 	e = startWith(t, func(c *Config, _ *store.Badger) {
 		c.LLM = func() *api.LLMStatus {
 			return &api.LLMStatus{Endpoint: "http://user:sk-secret@127.0.0.1:11434/v1", Model: "qwen3:8b", Structured: "json_schema",
-				Calls: 4, CallsToday: 3, TokensToday: 12000, DailyTokens: 2000000, Passes: 2, Fallbacks: 1, Refused: 5,
+				Calls: 4, TokensToday: 12000, DailyTokens: 2000000, Passes: 2, Fallbacks: 1, Refused: 5,
 				LastError: "invalid answer twice", LastErrorAt: "2026-11-25T10:00:00Z", PendingReview: 99}
 		}
 	})
