@@ -207,13 +207,6 @@ func (a *applier) list(item string, dst *[]string, seen []string, prefix string,
 				a.res.Refused++
 				continue
 			}
-			// The user's rules are the user's to remove (review, or a
-			// later correction Tier 0 sees): a model drops only the
-			// invariants a model wrote.
-			if item == medallion.ItemInvariant && !a.fromModel(item, seen[n-1]) {
-				a.res.Refused++
-				continue
-			}
 			drop = append(drop, seen[n-1])
 		case "add":
 			ev := a.v.evidence(op.Evidence)
