@@ -15,8 +15,10 @@ import (
 // in the user's own words when it carries substance: rules and
 // corrections ("don't", "never", "must", "no, …", "it's not …") become
 // invariants, other requests that restrict the work (task statements,
-// scope, method, where to put things) become decisions. Short replies
-// ("yes", "go on") and plain questions are chatter.
+// scope, method, where to put things) become decisions. What decides
+// nothing is left out: questions, approvals ("ok, let's implement this"),
+// status remarks ("I put everything into one commit"), the steps of the
+// user's own instruction list and pasted material (see act).
 
 // maxDirective bounds one item taken from a prompt; a longer prompt is
 // split at sentence ends into several items, at most maxDirectives.
@@ -78,16 +80,17 @@ func (x *extractor) directives(it *Items) {
 // act is what one sentence of a user prompt does. Three acts are kept: a
 // rule restricts how the work is done (an invariant); a preference and a
 // request state what was chosen (decisions). The others decide nothing a
-// later session must respect: a question asks; a report tells what
-// happened, what the user sees or did; an approval agrees to what the
-// agent proposed, whose content is in the agent's words, not the user's;
-// a step is one action of the user's own instruction list, done in this
-// session; chatter is an acknowledgement or the user's state of mind.
+// later session must respect: a question asks; a report is a status
+// remark (what the user did, sees or thinks) or a hedged idea; an
+// approval agrees to what the agent proposed, whose content is in the
+// agent's words, not the user's; a step is one action of the user's own
+// instruction list, done in this session; chatter is an acknowledgement
+// or the user's state of mind.
 type act int
 
 const (
 	actDrop   act = iota // a question, an approval, a step, chatter
-	actReport            // kept only as the context of a kept sentence beside it
+	actReport            // kept only as the lead-in of the kept sentence right after it
 	actRequest
 	actPreference
 	actRule
