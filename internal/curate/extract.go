@@ -1039,22 +1039,28 @@ func sentences(text string) []string {
 		if inFence || t == "" {
 			continue
 		}
-		t = strings.TrimLeft(t, "-*> \t")
-		start := 0
-		for i := 0; i < len(t); i++ {
-			switch t[i] {
-			case '.', '!', '?':
-				if i+1 == len(t) || t[i+1] == ' ' {
-					if s := strings.TrimSpace(t[start : i+1]); s != "" {
-						out = append(out, s)
-					}
-					start = i + 1
+		out = append(out, lineSentences(strings.TrimLeft(t, "-*> \t"))...)
+	}
+	return out
+}
+
+// lineSentences splits one line at its sentence ends.
+func lineSentences(t string) []string {
+	var out []string
+	start := 0
+	for i := 0; i < len(t); i++ {
+		switch t[i] {
+		case '.', '!', '?':
+			if i+1 == len(t) || t[i+1] == ' ' {
+				if s := strings.TrimSpace(t[start : i+1]); s != "" {
+					out = append(out, s)
 				}
+				start = i + 1
 			}
 		}
-		if s := strings.TrimSpace(t[start:]); s != "" {
-			out = append(out, s)
-		}
+	}
+	if s := strings.TrimSpace(t[start:]); s != "" {
+		out = append(out, s)
 	}
 	return out
 }

@@ -1,6 +1,8 @@
 package curate
 
 import (
+	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/medallionhq/medallion/internal/medallion"
@@ -13,8 +15,10 @@ import (
 // in the user's own words when it carries substance: rules and
 // corrections ("don't", "never", "must", "no, …", "it's not …") become
 // invariants, other requests that restrict the work (task statements,
-// scope, method, where to put things) become decisions. Short replies
-// ("yes", "go on") and plain questions are chatter.
+// scope, method, where to put things) become decisions. What decides
+// nothing is left out: questions, approvals ("ok, let's implement this"),
+// status remarks ("I put everything into one commit"), the steps of the
+// user's own instruction list and pasted material (see act).
 
 // maxDirective bounds one item taken from a prompt; a longer prompt is
 // split at sentence ends into several items, at most maxDirectives.
@@ -36,14 +40,6 @@ func genuine(e *transcript.Event) bool {
 	return e.Kind == transcript.KindUserPrompt && !e.Boilerplate && e.Subtype != transcript.SubtypeSubagentPrompt
 }
 
-// ruleCues mark a sentence as a rule or correction rather than a request.
-var ruleCues = []string{
-	"don't", "dont", "do not", "never", "must", "not allowed", "not acceptable", "not accepable", "important",
-	"make sure", "no need", "stop ", "avoid", "instead", "it's not", "its not", "is not", "there is no",
-	"there are no", "not valid", "shouldn't", "should not", "only ", "keep ", "until", "before ", "max ",
-	"at most", "without", "always", "no,", "wrong", "bad idea", "not ",
-}
-
 // The rationales of decisions taken from the user's words. They are short
 // on purpose: the session is already in the medallion's evidence, and every
 // token of a stock phrase is a token a load cannot spend on a decision.
@@ -62,16 +58,16 @@ func (x *extractor) directives(it *Items) {
 		if !genuine(e) {
 			continue
 		}
-		for _, c := range x.chunks(stripImages(e.Text)) {
-			switch c.cue {
-			case strong:
+		for _, c := range chunks(stripImages(e.Text)) {
+			switch c.act {
+			case actRule:
 				it.Invariants = append(it.Invariants, Text{Text: c.text, Confidence: confidenceStrong, Evidence: x.evidence(e.ID)})
-			case preference:
+			case actPreference:
 				it.Decisions = append(it.Decisions, Decision{
 					Statement: c.text, Rationale: rationaleUserPreference,
 					Confidence: confidencePreference, Evidence: x.evidence(e.ID),
 				})
-			default:
+			case actRequest:
 				it.Decisions = append(it.Decisions, Decision{
 					Statement: c.text, Rationale: rationaleUserRequest,
 					Confidence: confidenceRequest, Evidence: x.evidence(e.ID),
@@ -81,38 +77,251 @@ func (x *extractor) directives(it *Items) {
 	}
 }
 
-// classify says whether a sentence is a rule or correction (strong), a
-// preference, or a request (none).
-func classify(text string) cue {
-	if c := strength(text); c != none {
-		return c
-	}
-	l := " " + strings.ReplaceAll(strings.ToLower(text), "\u2019", "'") + " "
-	for _, c := range ruleCues {
-		if strings.Contains(l, " "+c) {
-			return strong
-		}
-	}
-	return none
+// act is what one sentence of a user prompt does. Three acts are kept: a
+// rule restricts how the work is done (an invariant); a preference and a
+// request state what was chosen (decisions). The others decide nothing a
+// later session must respect: a question asks; a report is a status
+// remark (what the user did, sees or thinks) or a hedged idea; an
+// approval agrees to what the agent proposed, whose content is in the
+// agent's words, not the user's; a step is one action of the user's own
+// instruction list, done in this session; chatter is an acknowledgement
+// or the user's state of mind.
+type act int
+
+const (
+	actDrop   act = iota // a question, an approval, a step, chatter
+	actReport            // kept only as the lead-in of the kept sentence right after it
+	actRequest
+	actPreference
+	actRule
+)
+
+// sentence is one sentence of a user prompt; step marks a sentence of a
+// numbered step ("2. …", "step 2: …").
+type sentence struct {
+	text string
+	step bool
 }
 
-// questionOpeners open a question, with or without its question mark
-// ("does it make sense to have it combined").
-var questionOpeners = []string{"does ", "do ", "is ", "are ", "can ", "could ", "should ", "would ", "will ",
-	"what ", "why ", "how ", "where ", "when ", "which ", "who ", "shall "}
-
-// question reports a sentence that asks rather than tells.
-func question(s string) bool {
-	if strings.HasSuffix(s, "?") {
-		return true
+// classify says what a sentence does. The order matters: a question or an
+// approval is never a rule whatever words it holds ("does the back end not
+// have it?"); a step is a rule only by an explicit rule word ("never",
+// "always", "must"); a statement with a rule cue is a rule ("we don't
+// control that process"); without one, a statement that reports decides
+// nothing.
+func classify(s sentence) act {
+	if question(s.text) || chatter(s.text) || approval(s.text) {
+		return actDrop
 	}
-	l := strings.ToLower(strings.TrimLeft(s, "*_-> "))
-	for _, q := range questionOpeners {
-		if strings.HasPrefix(l, q) {
+	switch c := strength(s.text); {
+	case c == strong:
+		return actRule
+	case c == preference:
+		return actPreference
+	case s.step:
+		return actDrop
+	}
+	ws := opening(s.text)
+	if hasAny(ws, ruleCues) {
+		return actRule
+	}
+	if reports(ws) {
+		return actReport
+	}
+	if len(content(s.text)) < minRequestWords {
+		// A request of two words ("check again", "show tools") says too
+		// little to guide a later session.
+		return actDrop
+	}
+	return actRequest
+}
+
+// phrase is a cue of one or more words (as words splits them), matched at
+// word boundaries.
+type phrase []string
+
+func cues(phrases ...string) []phrase {
+	out := make([]phrase, len(phrases))
+	for i, p := range phrases {
+		out[i] = strings.Fields(p)
+	}
+	return out
+}
+
+// ruleCues mark a rule or a correction rather than a request: a
+// prohibition, an obligation, a necessity, a verdict, a denial of what the
+// agent took for true, a restriction of what the work may do.
+var ruleCues = cues("don't", "dont", "do not", "never", "must", "mustn't", "shouldn't", "should not",
+	"not allowed", "not acceptable", "not accepable", "make sure", "no need", "avoid", "important", "crucial",
+	"critical", "essential", "mandatory", "bad idea", "better not", "not valid", "it's not", "its not", "is not",
+	"there is no", "there are no", "only", "until", "before", "max", "at most", "without", "instead", "keep",
+	"always", "stop", "not")
+
+// hasAny reports whether ws holds one of the cues. A negation the user
+// says of themselves ("I don't need …", "I do not see …") is a report of
+// their state, unless it states a wish ("I don't want …").
+func hasAny(ws []string, cs []phrase) bool {
+	for i := range ws {
+		for _, c := range cs {
+			if i+len(c) > len(ws) || !slices.Equal(ws[i:i+len(c)], c) {
+				continue
+			}
+			if i > 0 && ws[i-1] == "i" && (c[0] == "don't" || c[0] == "dont" || c[0] == "do" || c[0] == "not") &&
+				!(i+len(c) < len(ws) && wishes[ws[i+len(c)]]) {
+				continue
+			}
 			return true
 		}
 	}
 	return false
+}
+
+// wishes after "I don't" make a rule of the user's own negation.
+var wishes = map[string]bool{"want": true, "like": true, "think": true}
+
+// leadWords open a sentence without saying anything: interjections,
+// acknowledgements and connectives ("ok so", "hmm, still …", "and also").
+var leadWords = map[string]bool{
+	"ok": true, "okay": true, "so": true, "well": true, "yeah": true, "yes": true, "yep": true, "sure": true,
+	"great": true, "good": true, "nice": true, "cool": true, "perfect": true, "thanks": true, "alright": true,
+	"right": true, "and": true, "also": true, "but": true, "then": true, "now": true, "just": true, "please": true,
+	"pls": true, "plz": true, "still": true, "already": true, "actually": true, "really": true, "anyway": true,
+	"however": true, "btw": true, "hey": true, "wait": true, "lol": true,
+}
+
+// stretched matches drawn-out interjections: "hmmm", "uuum", "ahh", "ohh".
+var stretched = regexp.MustCompile(`^(?:h+m+|u+m+|a+h+|o+h+|u+h+|e+r+m*)$`)
+
+// opening is a sentence's words (words in contradict.go) without the lead
+// words that open it, and without a polite "can you"/"could we" before a
+// request without a question mark (the mark makes it a question).
+func opening(s string) []string {
+	ws := clauseWords(s)
+	for {
+		switch {
+		case len(ws) > 0 && (ws[0] == "," || leadWords[ws[0]] || stretched.MatchString(ws[0])):
+			ws = ws[1:]
+		case len(ws) > 2 && politeModals[ws[0]] && (ws[1] == "you" || ws[1] == "we"):
+			ws = ws[2:]
+		case len(ws) > 2 && (ws[0] == "looks" || ws[0] == "seems") && ws[1] == "like":
+			ws = ws[2:] // "looks like I …" tells what the user found
+		case asks(ws) && slices.Contains(ws, ","):
+			ws = ws[slices.Index(ws, ",")+1:]
+		default:
+			return ws
+		}
+	}
+}
+
+// clauseSep splits a sentence at the ends of its clauses: a comma, a
+// colon, a dash between spaces.
+var clauseSep = regexp.MustCompile(`,\s|:\s|\s[-–—]+\s`)
+
+// clauseWords is a sentence's words (words in contradict.go), with a ","
+// where a clause ends.
+func clauseWords(s string) []string {
+	var ws []string
+	for i, part := range clauseSep.Split(s, -1) {
+		if i > 0 {
+			ws = append(ws, ",")
+		}
+		for _, w := range words(part) {
+			if w = clean(w); w != "" {
+				ws = append(ws, w)
+			}
+		}
+	}
+	return ws
+}
+
+var politeModals = map[string]bool{"can": true, "could": true, "would": true, "will": true}
+
+// whWords open a question. "when" and "where" also open a clause ("when I
+// refresh, …"), so they are not among them.
+var whWords = map[string]bool{"what": true, "why": true, "how": true, "which": true, "who": true, "whom": true,
+	"whose": true, "any": true, "anything": true}
+
+// inverted are the auxiliaries that open a question before their subject
+// ("does it …", "is there …", "did we not …").
+var inverted = map[string]bool{"is": true, "are": true, "was": true, "were": true, "does": true, "did": true,
+	"shall": true, "should": true, "isn't": true, "aren't": true, "doesn't": true, "didn't": true, "wasn't": true,
+	"shouldn't": true, "has": true, "hasn't": true, "haven't": true}
+
+// pronouns are subjects; "do"/"have" before one ask ("do you …"), before a
+// verb or noun they direct ("do it", "have a look").
+var pronouns = map[string]bool{"i": true, "we": true, "you": true, "they": true, "it": true, "he": true,
+	"she": true, "this": true, "that": true, "these": true, "those": true, "there": true}
+
+// question reports a sentence that asks rather than tells: it ends with a
+// question mark, or opens with a question word or an inverted auxiliary
+// ("does it make sense to have it combined") and says nothing else. An
+// unmarked question followed by another clause is judged by that clause
+// ("did we not go through this, you don't have access to docker here").
+func question(s string) bool {
+	if strings.HasSuffix(strings.TrimRight(s, " *_)\"'`"), "?") {
+		return true
+	}
+	ws := opening(s)
+	return asks(ws) && !slices.Contains(ws, ",")
+}
+
+// asks reports words that open a question.
+func asks(ws []string) bool {
+	if len(ws) == 0 {
+		return false
+	}
+	if whWords[ws[0]] || inverted[ws[0]] {
+		return true
+	}
+	return (ws[0] == "do" || ws[0] == "have" || politeModals[ws[0]]) && len(ws) > 1 && pronouns[ws[1]]
+}
+
+// firstPerson subjects make a statement about the user: what they did,
+// see or think ("I put everything into one commit", "I've reviewed it").
+var firstPerson = map[string]bool{"i": true, "i'm": true, "im": true, "i've": true, "ive": true}
+
+// clauseOpeners open a clause before the main one ("when I refresh the
+// app, the uuid is displayed"; "if it is missing - add it"): the main
+// clause says what the sentence does.
+var clauseOpeners = map[string]bool{
+	"if": true, "when": true, "whenever": true, "once": true, "after": true, "since": true, "because": true,
+	"given": true, "as": true, "while": true, "with": true, "for": true, "in": true, "on": true, "at": true,
+	"from": true, "though": true, "although": true, "where": true,
+}
+
+// directiveCues make a statement direct the work: "let's", "we should",
+// "there is a need to", "I want", "I need you to", "we'll".
+var directiveCues = cues("let's", "lets", "let us", "should", "must", "need to", "needs to", "need you",
+	"have to", "has to", "want", "would like", "i'd like", "we'd like", "prefer", "make sure", "ensure", "better",
+	"please", "we'll", "we will", "you'll", "you will")
+
+// hedgeCues weigh an option rather than take it: a hedged sentence directs
+// nothing ("we might want to improve this in future").
+var hedgeCues = cues("maybe", "might", "perhaps", "possibly", "probably", "i guess", "i wonder", "not sure")
+
+// reports says whether a sentence is a status remark rather than a
+// directive: the user tells what they did, see or think ("I put everything
+// into one commit", "I can't get past the login screen"), with no
+// directive cue ("I want", "I think we should"); or it hedges ("we might
+// want to improve this in future"). A leading clause is skipped for the
+// main one ("when I refresh the app, I still see the id").
+func reports(ws []string) bool {
+	if len(ws) == 0 {
+		return false
+	}
+	if hasAny(ws, hedgeCues) {
+		return true
+	}
+	if hasAny(ws, directiveCues) {
+		return false
+	}
+	if clauseOpeners[ws[0]] {
+		if i := slices.Index(ws, ","); i > 0 {
+			return reports(ws[i+1:])
+		}
+		return false
+	}
+	return firstPerson[ws[0]]
 }
 
 // chatterOpeners open sentences about the user's state of mind, whatever
@@ -143,45 +352,73 @@ func chatter(s string) bool {
 	return n < minContentWords
 }
 
-type chunk struct {
-	text string
-	cue  cue
+// approvalWords are all an approval says: it goes ahead ("implement",
+// "ship", "try") with what the agent proposed ("this", "them", "the plan",
+// "option 2"), whose content is in the agent's words.
+var approvalWords = map[string]bool{
+	"implement": true, "do": true, "go": true, "ahead": true, "proceed": true, "continue": true, "ship": true,
+	"apply": true, "execute": true, "start": true, "try": true, "commit": true, "push": true, "merge": true,
+	"finish": true, "with": true, "on": true, "now": true, "then": true, "that": true, "this": true, "them": true,
+	"these": true, "those": true, "everything": true, "all": true, "both": true, "same": true, "above": true,
+	"plan": true, "option": true, "approach": true, "suggestion": true, "proposal": true, "changes": true,
+	"fix": true, "fixes": true, "one": true, "way": true, "idea": true, "sounds": true, "agreed": true, "agree": true,
+	"yep": true, "alright": true, "right": true, "so": true, "well": true, "just": true, "lets": true,
 }
 
-// chunks splits a prompt into items of whole sentences of the same kind,
-// dropping the sentences that are chatter (too few subject words, or a
-// bare question).
-func (x *extractor) chunks(text string) []chunk {
+// approval reports a sentence that only agrees to go on: every subject word
+// is an acknowledgement, a go-ahead, a pointer back or a number.
+func approval(s string) bool {
+	for w := range content(s) {
+		if !acks[w] && !approvalWords[w] && !stretched.MatchString(w) && strings.Trim(w, "0123456789") != "" {
+			return false
+		}
+	}
+	return true
+}
+
+type chunk struct {
+	text string
+	act  act
+}
+
+// chunks splits a prompt into items of whole sentences of the same act,
+// dropping questions, approvals, steps and chatter. A report is kept only
+// as the lead-in of the kept sentence right after it, which it explains
+// ("The import fails on a missing file. Fix it and make sure the tests
+// pass.").
+func chunks(text string) []chunk {
 	var out []chunk
 	var cur strings.Builder
-	kind := none
+	kind := actDrop
+	lead := "" // the report right before the sentence at hand
 	flush := func() {
 		if cur.Len() > 0 && len(out) < maxDirectives {
-			out = append(out, chunk{text: clip(cur.String(), maxDirective), cue: kind})
+			out = append(out, chunk{text: clip(cur.String(), maxDirective), act: kind})
 		}
 		cur.Reset()
 	}
-	for _, s := range sentences(text) {
-		s = strings.Join(strings.Fields(s), " ")
-		k := classify(s)
-		words := len(content(s))
-		if chatter(s) || words < minContentWords {
+	for _, s := range userSentences(text) {
+		s.text = strings.Join(strings.Fields(s.text), " ")
+		a := classify(s)
+		if a == actDrop || a == actReport {
+			lead = ""
+			if a == actReport {
+				lead = s.text
+			}
 			continue
 		}
-		if k == none && (question(s) || words < minRequestWords) {
-			// A question asks, it does not decide; a request of two
-			// words ("check again", "show tools") says too little to
-			// guide a later session.
-			continue
+		if lead != "" {
+			s.text = lead + " " + s.text
+			lead = ""
 		}
-		if cur.Len() > 0 && (k != kind || cur.Len()+1+len(s) > maxDirective) {
+		if cur.Len() > 0 && (a != kind || cur.Len()+1+len(s.text) > maxDirective) {
 			flush()
 		}
-		kind = k
+		kind = a
 		if cur.Len() > 0 {
 			cur.WriteByte(' ')
 		}
-		cur.WriteString(s)
+		cur.WriteString(s.text)
 	}
 	flush()
 	return out
@@ -235,7 +472,9 @@ func (x *extractor) lastQuestion(it *Items) {
 const askedPrefix = "Asked the user: "
 
 // stripImages removes the placeholders agents put for pasted images
-// ("[Image #1]", "[image: image/png, 3 KB]"): they carry no words.
+// ("[Image #1]", "[image: image/png, 3 KB]") and those a redacted
+// transcript holds for the user's text ("[REDACTED_TEXT len=86 sha=…]"):
+// they carry no words.
 func stripImages(s string) string {
 	var b strings.Builder
 	for {
@@ -249,11 +488,66 @@ func stripImages(s string) string {
 		}
 		inner := strings.ToLower(s[i+1 : i+j])
 		b.WriteString(s[:i])
-		if !strings.HasPrefix(inner, "image #") && !strings.HasPrefix(inner, "image: ") && !strings.HasPrefix(inner, "pasted text") {
+		if !strings.HasPrefix(inner, "image #") && !strings.HasPrefix(inner, "image: ") && !strings.HasPrefix(inner, "pasted text") &&
+			!strings.HasPrefix(inner, "redacted_") {
 			b.WriteString(s[i : i+j+1])
 		}
 		s = s[i+j+1:]
 	}
 	b.WriteString(s)
 	return b.String()
+}
+
+// stepMarker opens a numbered step of the user's own instructions: "2.",
+// "3)", "step 2:", "Step 4 -".
+var stepMarker = regexp.MustCompile(`^(?i:step\s*\d+[a-z]?\s*[:.)-]?|\d+[.)])\s+`)
+
+// Lines of pasted material, not the user's own words: a quote, a heading,
+// a table row, a markup tag, a stack frame or a log line, a label set in
+// emphasis (a review bot's "_⚠️ Potential issue_").
+var (
+	pastedLine = regexp.MustCompile(`^(?:>|#{1,6}\s|\||</?[A-Za-z][\w-]*[^>]*>|at \S+ \(|at https?:|\[?\d{4}-\d\d-\d\d[T ]\d|\[\d\d:\d\d)`)
+	emphasized = regexp.MustCompile(`^(?:\*\*|__|_)[^*_]+(?:\*\*|__|_)\W*$`)
+	// openTag is a markup tag alone on its line: what follows, to its
+	// closing tag, is pasted ("<details>", "<context>").
+	openTag = regexp.MustCompile(`^<([A-Za-z][\w-]*)[^>/]*>$`)
+)
+
+// userSentences splits a prompt into the sentences the user wrote: fenced
+// code, quotes, markup blocks and other pasted lines are skipped, and the
+// sentences of a numbered step are marked.
+func userSentences(text string) []sentence {
+	var out []sentence
+	inFence, closing := false, ""
+	for line := range strings.Lines(text) {
+		t := strings.TrimSpace(line)
+		switch {
+		case strings.HasPrefix(t, "```"):
+			inFence = !inFence
+			continue
+		case inFence:
+			continue
+		case closing != "":
+			if strings.Contains(t, closing) {
+				closing = ""
+			}
+			continue
+		}
+		if m := openTag.FindStringSubmatch(t); m != nil {
+			closing = "</" + m[1] + ">"
+			continue
+		}
+		if t == "" || pastedLine.MatchString(t) || emphasized.MatchString(t) {
+			continue
+		}
+		t = strings.TrimLeft(t, "-*+ \t")
+		step := stepMarker.MatchString(t)
+		if step {
+			t = stepMarker.ReplaceAllString(t, "")
+		}
+		for _, s := range lineSentences(t) {
+			out = append(out, sentence{text: s, step: step})
+		}
+	}
+	return out
 }

@@ -583,6 +583,9 @@ var claudeMarkers = []struct{ prefix, subtype string }{
 	{"<bash-stdout>", "bash_output"},
 	{"<bash-stderr>", "bash_output"},
 	{"<task-notification>", "task_notification"},
+	// A background task's notification queued as JSON
+	// ({"task_id":…,"description":…,"task_type":"local_bash"}).
+	{`{"task_id":`, "task_notification"},
 	{"<user-prompt-submit-hook>", "hook"},
 	{"Stop hook feedback:", "hook"},
 	{"Base directory for this skill:", "skill"},
