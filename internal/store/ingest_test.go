@@ -564,6 +564,84 @@ func TestClearEpisodeCrashAndManyChunks(t *testing.T) {
 	}
 }
 
+// deletedUpto reads a session's DeletedUpto from its record.
+func deletedUpto(t *testing.T, s *Badger, sid string) uint64 {
+	t.Helper()
+	var rec *sessionRecord
+	err := s.db.View(func(txn *badger.Txn) error {
+		var err error
+		rec, err = getSession(txn, sid)
+		return err
+	})
+	if err != nil || rec == nil {
+		t.Fatalf("session %s: %v, %v", sid, rec, err)
+	}
+	return rec.DeletedUpto
+}
+
+// TestClearEpisodeDeletedUpto checks where checkpoints start deleting:
+// after one that finished, at its watermark; after one interrupted between
+// its transactions (as by a crash), where the interrupted one started, so
+// the next deletes the leftovers.
+func TestClearEpisodeDeletedUpto(t *testing.T) {
+	s := openIngest(t, t.TempDir(), nil)
+	old := clearBatchKeys
+	clearBatchKeys = 3
+	t.Cleanup(func() {
+		clearBatchKeys = old
+		beforeCommit = nil
+	})
+	for i := range 10 { // ten chunks of two events: seqs 1–20
+		mustIngest(t, s, IngestBatch{File: file("f", int64(i)), Events: events("s", fmt.Sprintf("c%d", i), 2)})
+	}
+	ctx := context.Background()
+	if err := s.ClearEpisode(ctx, "s", 5); err != nil { // chunks 2, 4
+		t.Fatal(err)
+	}
+	if got := deletedUpto(t, s, "s"); got != 5 {
+		t.Errorf("deleted up to %d after the first clear, want 5", got)
+	}
+	if n := countKeys(t, s, chunkPrefix("s")); n != 8 {
+		t.Errorf("%d chunks, want 8", n)
+	}
+
+	// Interrupted after its first transaction, which deletes 3 of the
+	// chunks 6, 8, …, 16: the record still says 5.
+	cctx, cancel := context.WithCancel(ctx)
+	beforeCommit = func(op string) {
+		if op == "clear" {
+			cancel()
+		}
+	}
+	if err := s.ClearEpisode(cctx, "s", 16); !errors.Is(err, context.Canceled) {
+		t.Fatalf("interrupted clear: %v, want context.Canceled", err)
+	}
+	beforeCommit = nil
+	if got := deletedUpto(t, s, "s"); got != 5 {
+		t.Errorf("deleted up to %d after the interrupted clear, want 5", got)
+	}
+	if n := countKeys(t, s, chunkPrefix("s")); n != 5 {
+		t.Errorf("%d chunks after the interrupted clear, want 5", n)
+	}
+	if got := mustEpisode(t, s, "s", 0, 0); len(got) != 4 || got[0].Seq != 17 {
+		t.Errorf("after the interrupted clear: %d events from seq %d, want 4 from 17", len(got), got[0].Seq)
+	}
+
+	// The next clear deletes the leftovers in two transactions.
+	if err := s.ClearEpisode(ctx, "s", 18); err != nil {
+		t.Fatal(err)
+	}
+	if got := deletedUpto(t, s, "s"); got != 18 {
+		t.Errorf("deleted up to %d after the last clear, want 18", got)
+	}
+	if n := countKeys(t, s, chunkPrefix("s")); n != 1 {
+		t.Errorf("%d chunks after the last clear, want 1 (seqs 19–20)", n)
+	}
+	if got := ids(mustEpisode(t, s, "s", 0, 0)); !slices.Equal(got, []string{"c9-0", "c9-1"}) {
+		t.Errorf("left: %q", got)
+	}
+}
+
 func TestEpisodePaging(t *testing.T) {
 	s := openIngest(t, t.TempDir(), nil)
 	// Chunks of several sizes: batches of 1, 3 and 7 events, and one batch
