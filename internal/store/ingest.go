@@ -241,6 +241,7 @@ func (b *Badger) Ingest(ctx context.Context, batch IngestBatch) (IngestResult, e
 	})
 	switch {
 	case err == nil:
+		b.episodes.add(in.delta)
 		return res, nil
 	case errors.Is(err, badger.ErrTxnTooBig):
 		// Badger's own limit (see MaxIngestSessions); the discarded
@@ -257,6 +258,8 @@ type ingestion struct {
 	batch     *IngestBatch
 	now       time.Time
 	fileValue []byte
+	// delta is what the attempt changes in the episode totals.
+	delta totalsDelta
 
 	// scratch holds one event's JSON between encoding and copying it
 	// into its chunk, so encoding allocates nothing per event.
@@ -272,10 +275,14 @@ type touched struct {
 	// the last with seq rec.LastSeq.
 	chunk []byte
 	n     uint32
+	// stored says the record existed; buffered is its Buffered then.
+	stored   bool
+	buffered int64
 }
 
 func (in *ingestion) run(txn *badger.Txn) (IngestResult, error) {
 	var res IngestResult
+	in.delta = totalsDelta{}
 	if in.enc == nil {
 		in.enc = json.NewEncoder(&in.scratch)
 		// Stored JSON is read back by Go only; escaping <, > and & would
@@ -351,6 +358,10 @@ func (in *ingestion) run(txn *badger.Txn) (IngestResult, error) {
 			return res, err
 		}
 		s.rec.finish(in.now, in.batch.File.Path, in.batch.Scopes[s.rec.ID])
+		if !s.stored {
+			in.delta.sessions++
+		}
+		in.delta.buffered += s.rec.Buffered - s.buffered
 		v, err := json.Marshal(&s.rec)
 		if err != nil {
 			return res, fmt.Errorf("encode session %s: %w", s.rec.ID, err)
@@ -389,6 +400,7 @@ func loadTouched(txn *badger.Txn, id string) (*touched, error) {
 	}
 	if rec != nil {
 		s.rec = *rec
+		s.stored, s.buffered = true, rec.Buffered
 	} else {
 		s.rec.ID = id
 	}
@@ -631,31 +643,16 @@ func (b *Badger) Session(ctx context.Context, id string) (*episode.SessionInfo, 
 	return &rec.SessionInfo, nil
 }
 
-// EpisodeTotals sums the session records for the daemon's status: how
-// many sessions there are, how many events wait in their buffers, and how
-// many checkpoints cleared them. Sessions are few (one per agent run), so
-// reading every record is cheap.
+// EpisodeTotals reports, for the daemon's status, how many sessions there
+// are, how many events wait in their buffers, and how many checkpoints
+// cleared them: sums kept in memory (see episodeTotals), not read from the
+// records.
 func (b *Badger) EpisodeTotals(ctx context.Context) (sessions int, buffered, checkpoints int64, err error) {
 	if err := b.begin(ctx); err != nil {
 		return 0, 0, 0, fmt.Errorf("episode totals: %w", err)
 	}
 	defer b.mu.RUnlock()
-	err = scan(b.db, []byte(prefixSession), func(k, v []byte) error {
-		var rec struct {
-			Buffered    int64 `json:"buffered"`
-			Checkpoints int64 `json:"checkpoints"`
-		}
-		if err := json.Unmarshal(v, &rec); err != nil {
-			return fmt.Errorf("decode %s: %w", k, err)
-		}
-		sessions++
-		buffered += rec.Buffered
-		checkpoints += rec.Checkpoints
-		return nil
-	})
-	if err != nil {
-		return 0, 0, 0, fmt.Errorf("episode totals: %w", err)
-	}
+	sessions, buffered, checkpoints = b.episodes.get()
 	return sessions, buffered, checkpoints, nil
 }
 
@@ -757,6 +754,7 @@ func (b *Badger) ClearEpisode(ctx context.Context, sessionID string, upto uint64
 	now := b.now().UTC().Round(0)
 	var watermark, from uint64
 	var more bool
+	var delta totalsDelta
 	err := b.updateRetry(ctx, func(txn *badger.Txn) error {
 		rec, err := getSession(txn, sessionID)
 		if err != nil {
@@ -765,10 +763,12 @@ func (b *Badger) ClearEpisode(ctx context.Context, sessionID string, upto uint64
 		if rec == nil {
 			return ErrNotFound
 		}
+		delta = totalsDelta{buffered: -rec.Buffered, checkpoints: 1}
 		rec.ClearedUpto = max(rec.ClearedUpto, min(upto, rec.LastSeq))
 		rec.Buffered = int64(rec.LastSeq - rec.ClearedUpto)
 		rec.Checkpoints++
 		rec.LastCheckpointAt = now
+		delta.buffered += rec.Buffered
 		watermark = rec.ClearedUpto
 		if more, from, err = deleteChunks(txn, sessionID, rec.DeletedUpto, watermark); err != nil {
 			return err
@@ -788,6 +788,9 @@ func (b *Badger) ClearEpisode(ctx context.Context, sessionID string, upto uint64
 		}
 		return nil
 	})
+	if err == nil {
+		b.episodes.add(delta)
+	}
 	for err == nil && more {
 		if err = ctx.Err(); err != nil {
 			break

@@ -877,6 +877,68 @@ func TestIngestClearRace(t *testing.T) {
 		t.Error("an event was handed to two checkpoints")
 	}
 	t.Logf("%d checkpoints, %d events cleared, %d left", si.Checkpoints, len(cleared), len(left))
+	checkTotals(t, s)
+}
+
+// checkTotals checks that the totals kept in memory equal the sums of the
+// stored session records.
+func checkTotals(t *testing.T, s *Badger) {
+	t.Helper()
+	var want episodeTotals
+	if err := s.db.View(want.load); err != nil {
+		t.Fatal(err)
+	}
+	n, buffered, checkpoints, err := s.EpisodeTotals(context.Background())
+	wn, wb, wc := want.get()
+	if err != nil || n != wn || buffered != wb || checkpoints != wc {
+		t.Errorf("totals %d sessions, %d buffered, %d checkpoints (%v); the records sum to %d, %d, %d",
+			n, buffered, checkpoints, err, wn, wb, wc)
+	}
+}
+
+// TestEpisodeTotalsKept checks the kept totals against the records after
+// every kind of write, a refused batch, and a reopen.
+func TestEpisodeTotalsKept(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	s := openIngest(t, dir, nil)
+	checkTotals(t, s)
+	mustIngest(t, s, IngestBatch{File: file("f", 1), Events: events("a", "a1", 5)})
+	checkTotals(t, s)
+	// Two sessions in one batch, one new, one known.
+	two := append(events("a", "a2", 3), events("b", "b1", 4)...)
+	mustIngest(t, s, IngestBatch{File: file("f", 2), Events: two})
+	checkTotals(t, s)
+	// Duplicates only: nothing changes.
+	mustIngest(t, s, IngestBatch{File: file("f", 3), Events: two})
+	checkTotals(t, s)
+	if err := s.ClearEpisode(ctx, "a", 6); err != nil {
+		t.Fatal(err)
+	}
+	checkTotals(t, s)
+	if err := s.ClearEpisode(ctx, "b", 100); err != nil {
+		t.Fatal(err)
+	}
+	checkTotals(t, s)
+	if err := s.ClearEpisode(ctx, "nobody", 1); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("clear of an unknown session: %v", err)
+	}
+	// A refused batch stores nothing and counts nothing.
+	if _, err := s.Ingest(ctx, IngestBatch{File: file("f", 4), Events: events("c", "c1", MaxIngestEvents+1)}); !errors.Is(err, ErrBatchTooLarge) {
+		t.Fatalf("oversized batch: %v", err)
+	}
+	checkTotals(t, s)
+	n, buffered, checkpoints, _ := s.EpisodeTotals(ctx)
+	if n != 2 || buffered != 2 || checkpoints != 2 {
+		t.Errorf("totals %d, %d, %d; want 2 sessions, 2 buffered, 2 checkpoints", n, buffered, checkpoints)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s = openIngest(t, dir, nil)
+	if n2, b2, c2, _ := s.EpisodeTotals(ctx); n2 != n || b2 != buffered || c2 != checkpoints {
+		t.Errorf("after reopening: %d, %d, %d; want %d, %d, %d", n2, b2, c2, n, buffered, checkpoints)
+	}
 }
 
 // TestIngestClearConflict makes each writer commit in the middle of the
@@ -923,6 +985,7 @@ func TestIngestClearConflict(t *testing.T) {
 				t.Errorf("buffered %q (%d), %d events, %d checkpoints; want %q, 7 events, 1 checkpoint",
 					got, si.Buffered, si.Events, si.Checkpoints, want)
 			}
+			checkTotals(t, s)
 		})
 	}
 }
