@@ -16,13 +16,18 @@ LDFLAGS     := -s -w -X github.com/medallionhq/medallion/internal/version.Versio
 STATICCHECK_VERSION := v0.8.2
 STATICCHECK := $(shell $(GO) env GOPATH)/bin/staticcheck
 BENCHTIME   ?= 1x
+# Pure-Go, statically linked binaries. With cgo, linking package net (pflag
+# and the client need it) pulls in the C resolver and makes the binary load
+# through ld.so and libc: 1.3 of medallionctl's 3.9 ms of CPU per run, paid
+# by the SessionStart hook before every agent session. Nothing here needs cgo.
+BUILDENV    := CGO_ENABLED=0
 
 .PHONY: all build test fmt-check vet staticcheck unit bench eval eval-baseline eval-llm run install demo clean
 
 all: build
 
 build:
-	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN)/ ./cmd/medalliond ./cmd/medallionctl
+	$(BUILDENV) $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN)/ ./cmd/medalliond ./cmd/medallionctl
 
 test: fmt-check vet staticcheck unit
 
@@ -71,7 +76,7 @@ run: build
 	$(BIN)/medalliond run
 
 install:
-	$(GO) install -trimpath -ldflags '$(LDFLAGS)' ./cmd/medalliond ./cmd/medallionctl
+	$(BUILDENV) $(GO) install -trimpath -ldflags '$(LDFLAGS)' ./cmd/medalliond ./cmd/medallionctl
 
 demo: build
 	@./$(BIN)/medallionctl --help >/dev/null

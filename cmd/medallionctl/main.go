@@ -39,7 +39,7 @@ func main() {
 // code: 0 on success, 1 when the command failed, 2 on a usage error.
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	a := &app{stdin: stdin, stdout: stdout, stderr: stderr}
-	root := a.rootCommand()
+	root := a.rootCommand(commandName(args))
 	root.SetArgs(args)
 	cmd, err := root.ExecuteContextC(ctx)
 	if err == nil {
@@ -87,7 +87,12 @@ func exactArgs(names ...string) cobra.PositionalArgs {
 	}
 }
 
-func (a *app) rootCommand() *cobra.Command {
+// rootCommand builds the command tree. When name is one of the commands,
+// only that one is built: a process runs one command, and building the
+// other fifteen (flags, help texts) was 7 % of the SessionStart hook's CPU
+// samples, more than its request to the daemon. Any other name (empty, "help", a typo to
+// suggest a correction for, cobra's completion commands) gets the whole tree.
+func (a *app) rootCommand(name string) *cobra.Command {
 	defaultSocket := os.Getenv(socketEnv)
 	if defaultSocket == "" {
 		defaultSocket = paths.Socket()
@@ -144,25 +149,69 @@ command line that cannot be run as written.`,
 		"`path` of medalliond's Unix socket ($"+socketEnv+" overrides the default)")
 	root.MarkPersistentFlagFilename("socket", "sock")
 
-	root.AddCommand(
-		a.statusCommand(),
-		a.listCommand(),
-		a.showCommand(),
-		a.historyCommand(),
-		a.diffCommand(),
-		a.putCommand(),
-		a.sessionsCommand(),
-		a.sessionCommand(),
-		a.checkpointCommand(),
-		a.loadCommand(),
-		a.reviewCommand(),
-		a.llmCommand(),
-		a.hookCommand(),
-		a.integrateCommand(),
-		a.schemaCommand(),
-		a.versionCommand(),
-	)
+	cmds := a.commands()
+	for _, c := range cmds {
+		if c.name == name {
+			cmds = []namedCommand{c}
+			// Nor cobra's completion command (1.3 % of the hook's CPU
+			// samples): a completion request names it, and gets the whole tree.
+			root.CompletionOptions.DisableDefaultCmd = true
+			break
+		}
+	}
+	for _, c := range cmds {
+		root.AddCommand(c.build())
+	}
 	return root
+}
+
+// namedCommand is a subcommand's name and its constructor.
+type namedCommand struct {
+	name  string
+	build func() *cobra.Command
+}
+
+// commands lists the subcommands in the order help shows them; each name
+// is the first word of its command's Use (TestCommandNames checks).
+func (a *app) commands() []namedCommand {
+	return []namedCommand{
+		{"status", a.statusCommand},
+		{"list", a.listCommand},
+		{"show", a.showCommand},
+		{"history", a.historyCommand},
+		{"diff", a.diffCommand},
+		{"put", a.putCommand},
+		{"sessions", a.sessionsCommand},
+		{"session", a.sessionCommand},
+		{"checkpoint", a.checkpointCommand},
+		{"load", a.loadCommand},
+		{"review", a.reviewCommand},
+		{"llm", a.llmCommand},
+		{"hook", a.hookCommand},
+		{"integrate", a.integrateCommand},
+		{"schema", a.schemaCommand},
+		{"version", a.versionCommand},
+	}
+}
+
+// commandName is the subcommand args name: the first word that is neither
+// a flag nor the value of --socket, the root's only flag with a value.
+func commandName(args []string) string {
+	for i := 0; i < len(args); i++ {
+		switch arg := args[i]; {
+		case arg == "--":
+			if i+1 < len(args) {
+				return args[i+1]
+			}
+			return ""
+		case arg == "--socket":
+			i++
+		case strings.HasPrefix(arg, "-"):
+		default:
+			return arg
+		}
+	}
+	return ""
 }
 
 // client returns a client for the selected socket that warns once on stderr

@@ -639,3 +639,38 @@ func TestHelpTeaches(t *testing.T) {
 		}
 	}
 }
+
+// TestCommandNames checks that commands names each subcommand by the
+// name cobra matches, and that commandName finds it in a command line.
+func TestCommandNames(t *testing.T) {
+	a := &app{}
+	for _, c := range a.commands() {
+		if got := c.build().Name(); got != c.name {
+			t.Errorf("command listed as %q is named %q", c.name, got)
+		}
+	}
+	if n := len(a.rootCommand("").Commands()); n != len(a.commands()) {
+		t.Errorf("the whole tree has %d commands, want %d", n, len(a.commands()))
+	}
+	if cmds := a.rootCommand("hook").Commands(); len(cmds) != 1 || cmds[0].Name() != "hook" {
+		t.Errorf("tree for hook: %v", cmds)
+	}
+	tests := []struct {
+		args []string
+		want string
+	}{
+		{nil, ""},
+		{[]string{"hook", "claude-code"}, "hook"},
+		{[]string{"--socket", "/s", "hook", "claude-code"}, "hook"},
+		{[]string{"--socket=/s", "load", "--node", "x"}, "load"},
+		{[]string{"-h"}, ""},
+		{[]string{"--", "status"}, "status"},
+		{[]string{"help", "status"}, "help"},
+		{[]string{"--socket"}, ""},
+	}
+	for _, tt := range tests {
+		if got := commandName(tt.args); got != tt.want {
+			t.Errorf("commandName(%q) = %q, want %q", tt.args, got, tt.want)
+		}
+	}
+}

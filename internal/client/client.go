@@ -2,19 +2,17 @@
 // medallionctl (and anything else that talks to the daemon) so that no caller
 // hand-builds URLs or decodes error bodies.
 //
-// Requests are HTTP/1.1 + JSON over the daemon's Unix socket; the request
-// and response types are those of package api, shared with the server.
+// Requests are HTTP/1.1 + JSON over the daemon's Unix socket, one per
+// connection, spoken by transport.go rather than net/http; the request and
+// response types are those of package api, shared with the server.
 package client
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net"
-	"net/http"
 	"net/url"
 	"strconv"
 	"strings"
@@ -53,28 +51,13 @@ type Client struct {
 	OnVersionMismatch func(server, client string)
 
 	socket       string
-	hc           *http.Client
 	mismatchOnce sync.Once
 }
 
 // New returns a client for the daemon listening on socketPath. It does not
 // connect until the first request.
 func New(socketPath string) *Client {
-	var d net.Dialer
-	tr := &http.Transport{
-		// The host in request URLs is a placeholder: every connection goes to
-		// the socket, whatever the URL says.
-		DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
-			return d.DialContext(ctx, "unix", socketPath)
-		},
-		// Never route a local socket request through an HTTP proxy taken
-		// from the environment.
-		Proxy:               nil,
-		MaxIdleConnsPerHost: 2,
-		IdleConnTimeout:     30 * time.Second,
-		DisableCompression:  true,
-	}
-	return &Client{socket: socketPath, hc: &http.Client{Transport: tr}}
+	return &Client{socket: socketPath}
 }
 
 // SocketPath returns the socket the client dials.
@@ -91,7 +74,7 @@ type APIError struct {
 func (e *APIError) Error() string {
 	msg := e.Body.Error
 	if msg == "" {
-		msg = fmt.Sprintf("medalliond answered %d %s", e.StatusCode, http.StatusText(e.StatusCode))
+		msg = strings.TrimSpace(fmt.Sprintf("medalliond answered %d %s", e.StatusCode, statusText(e.StatusCode)))
 	}
 	if len(e.Body.Fields) == 0 {
 		return msg
@@ -133,7 +116,7 @@ func (e *unreachableError) Unwrap() []error { return []error{ErrUnreachable, e.e
 // Status asks the daemon how it is doing.
 func (c *Client) Status(ctx context.Context) (*api.Status, error) {
 	var st api.Status
-	if err := c.do(ctx, http.MethodGet, "/v1/status", nil, nil, &st); err != nil {
+	if err := c.do(ctx, "GET", "/v1/status", nil, nil, &st); err != nil {
 		return nil, err
 	}
 	return &st, nil
@@ -154,7 +137,7 @@ func (c *Client) List(ctx context.Context, scope medallion.Scope, limit int) ([]
 		q.Set("limit", strconv.Itoa(limit))
 	}
 	var resp api.ListResponse
-	if err := c.do(ctx, http.MethodGet, "/v1/medallions", q, nil, &resp); err != nil {
+	if err := c.do(ctx, "GET", "/v1/medallions", q, nil, &resp); err != nil {
 		return nil, err
 	}
 	if resp.Medallions == nil {
@@ -180,7 +163,7 @@ func (c *Client) get(ctx context.Context, id string, q url.Values) (*medallion.M
 		return nil, err
 	}
 	var m medallion.Medallion
-	if err := c.do(ctx, http.MethodGet, p, q, nil, &m); err != nil {
+	if err := c.do(ctx, "GET", p, q, nil, &m); err != nil {
 		return nil, err
 	}
 	return &m, nil
@@ -193,7 +176,7 @@ func (c *Client) History(ctx context.Context, id string) (*api.HistoryResponse, 
 		return nil, err
 	}
 	var h api.HistoryResponse
-	if err := c.do(ctx, http.MethodGet, p+"/history", nil, nil, &h); err != nil {
+	if err := c.do(ctx, "GET", p+"/history", nil, nil, &h); err != nil {
 		return nil, err
 	}
 	return &h, nil
@@ -203,7 +186,7 @@ func (c *Client) History(ctx context.Context, id string) (*api.HistoryResponse, 
 // code api.CodeExists.
 func (c *Client) Create(ctx context.Context, m *medallion.Medallion) (*api.PutResponse, error) {
 	var resp api.PutResponse
-	if err := c.do(ctx, http.MethodPost, "/v1/medallions", nil, m, &resp); err != nil {
+	if err := c.do(ctx, "POST", "/v1/medallions", nil, m, &resp); err != nil {
 		return nil, err
 	}
 	return &resp, nil
@@ -221,7 +204,7 @@ func (c *Client) Put(ctx context.Context, m *medallion.Medallion) (*api.PutRespo
 		return c.Create(ctx, m)
 	}
 	var resp api.PutResponse
-	if err := c.do(ctx, http.MethodPut, "/v1/medallions/"+url.PathEscape(m.Meta.MedallionID), nil, m, &resp); err != nil {
+	if err := c.do(ctx, "PUT", "/v1/medallions/"+url.PathEscape(m.Meta.MedallionID), nil, m, &resp); err != nil {
 		return nil, err
 	}
 	return &resp, nil
@@ -262,40 +245,25 @@ func (c *Client) send(ctx context.Context, minTimeout time.Duration, method, pat
 	if len(q) > 0 {
 		u.RawQuery = q.Encode()
 	}
-	var body io.Reader
+	var body []byte
+	contentType := ""
 	if in != nil {
-		b, err := json.Marshal(in)
-		if err != nil {
+		if body, err = json.Marshal(in); err != nil {
 			return fmt.Errorf("encode %s %s request: %w", method, path, err)
 		}
-		body = bytes.NewReader(b)
+		contentType = "application/json"
 	}
-	req, err := http.NewRequestWithContext(ctx, method, u.String(), body)
-	if err != nil {
-		return fmt.Errorf("build %s %s request: %w", method, path, err)
-	}
-	req.Header.Set("Accept", "application/json")
-	if in != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	req.Header.Set("User-Agent", "medallion-client/"+version.String())
-
-	resp, err := c.hc.Do(req)
+	resp, err := c.roundTrip(ctx, method, u.RequestURI(), contentType, body)
 	if err != nil {
 		return c.transportError(parent, ctx, method, path, timeout, err)
 	}
-	defer resp.Body.Close()
-	c.checkVersion(resp.Header.Get(api.VersionHeader))
-
-	data, err := io.ReadAll(io.LimitReader(resp.Body, maxResponseBytes+1))
-	if err != nil {
-		return fmt.Errorf("read %s %s response: %w", method, path, c.timeoutError(parent, ctx, timeout, err))
-	}
+	c.checkVersion(resp.version)
+	data := resp.body
 	if len(data) > maxResponseBytes {
 		return fmt.Errorf("read %s %s response: larger than %d bytes", method, path, maxResponseBytes)
 	}
-	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		return decodeAPIError(resp.StatusCode, data)
+	if resp.status < 200 || resp.status > 299 {
+		return decodeAPIError(resp.status, data)
 	}
 	if out == nil {
 		return nil
@@ -313,7 +281,7 @@ func decodeAPIError(status int, data []byte) error {
 	if err := json.Unmarshal(data, &e.Body); err != nil || e.Body.Error == "" {
 		e.Body = api.Error{Error: strings.TrimSpace(string(data))}
 		if e.Body.Error != "" {
-			e.Body.Error = fmt.Sprintf("medalliond answered %d %s: %s", status, http.StatusText(status), e.Body.Error)
+			e.Body.Error = fmt.Sprintf("medalliond answered %s: %s", strings.TrimSpace(fmt.Sprintf("%d %s", status, statusText(status))), e.Body.Error)
 		}
 	}
 	return e

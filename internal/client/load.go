@@ -2,7 +2,6 @@ package client
 
 import (
 	"context"
-	"net/http"
 	"net/url"
 	"strconv"
 
@@ -33,7 +32,7 @@ func (c *Client) Load(ctx context.Context, req api.LoadRequest) (*api.LoadRespon
 		q.Set("format", req.Format)
 	}
 	var resp api.LoadResponse
-	if err := c.do(ctx, http.MethodGet, "/v1/load", q, nil, &resp); err != nil {
+	if err := c.do(ctx, "GET", "/v1/load", q, nil, &resp); err != nil {
 		return nil, err
 	}
 	return &resp, nil

@@ -2,7 +2,6 @@ package client
 
 import (
 	"context"
-	"net/http"
 	"net/url"
 	"time"
 
@@ -34,7 +33,7 @@ func (c *Client) Review(ctx context.Context, req ReviewRequest) (*api.ReviewResp
 		q.Set("state", req.State)
 	}
 	var resp api.ReviewResponse
-	if err := c.do(ctx, http.MethodGet, "/v1/review", q, nil, &resp); err != nil {
+	if err := c.do(ctx, "GET", "/v1/review", q, nil, &resp); err != nil {
 		return nil, err
 	}
 	if resp.Items == nil {
@@ -49,7 +48,7 @@ func (c *Client) Review(ctx context.Context, req ReviewRequest) (*api.ReviewResp
 // one with code api.CodeInvalid.
 func (c *Client) ReviewAct(ctx context.Context, req api.ReviewActionRequest) (*api.ReviewActionResponse, error) {
 	var resp api.ReviewActionResponse
-	if err := c.do(ctx, http.MethodPost, "/v1/review", nil, req, &resp); err != nil {
+	if err := c.do(ctx, "POST", "/v1/review", nil, req, &resp); err != nil {
 		return nil, err
 	}
 	if resp.Changes == nil {
@@ -63,7 +62,7 @@ func (c *Client) ReviewAct(ctx context.Context, req api.ReviewActionRequest) (*a
 // api.NoLLMMessage.
 func (c *Client) LLMCheck(ctx context.Context) (*api.LLMCheck, error) {
 	var resp api.LLMCheck
-	if err := c.send(ctx, LLMCheckTimeout, http.MethodPost, "/v1/llm/check", nil, nil, &resp); err != nil {
+	if err := c.send(ctx, LLMCheckTimeout, "POST", "/v1/llm/check", nil, nil, &resp); err != nil {
 		return nil, err
 	}
 	return &resp, nil

@@ -3,7 +3,6 @@ package client
 import (
 	"context"
 	"fmt"
-	"net/http"
 	"net/url"
 	"strconv"
 	"strings"
@@ -23,7 +22,7 @@ const CheckpointTimeout = 5 * time.Minute
 // *APIError with code api.CodeNotFound.
 func (c *Client) Sessions(ctx context.Context) ([]episode.SessionInfo, error) {
 	var resp api.SessionsResponse
-	if err := c.do(ctx, http.MethodGet, "/v1/sessions", nil, nil, &resp); err != nil {
+	if err := c.do(ctx, "GET", "/v1/sessions", nil, nil, &resp); err != nil {
 		return nil, err
 	}
 	if resp.Sessions == nil {
@@ -49,7 +48,7 @@ func (c *Client) Session(ctx context.Context, id string, after uint64, limit int
 		q.Set("limit", strconv.Itoa(limit))
 	}
 	var resp api.SessionResponse
-	if err := c.do(ctx, http.MethodGet, p, q, nil, &resp); err != nil {
+	if err := c.do(ctx, "GET", p, q, nil, &resp); err != nil {
 		return nil, err
 	}
 	if resp.Events == nil {
@@ -66,7 +65,7 @@ func (c *Client) Session(ctx context.Context, id string, after uint64, limit int
 // with code api.CodeInvalid.
 func (c *Client) Checkpoint(ctx context.Context, req api.CheckpointRequest) (*api.CheckpointResponse, error) {
 	var resp api.CheckpointResponse
-	if err := c.send(ctx, CheckpointTimeout, http.MethodPost, "/v1/checkpoint", nil, req, &resp); err != nil {
+	if err := c.send(ctx, CheckpointTimeout, "POST", "/v1/checkpoint", nil, req, &resp); err != nil {
 		return nil, err
 	}
 	if resp.Checkpoints == nil {

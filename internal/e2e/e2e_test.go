@@ -50,6 +50,10 @@ func buildBinaries(dir string) error {
 	}
 	args = append(args, "github.com/medallionhq/medallion/cmd/medalliond", "github.com/medallionhq/medallion/cmd/medallionctl")
 	cmd := exec.Command(goTool(), args...)
+	if !raceEnabled {
+		// As the Makefile builds them (the race detector needs cgo).
+		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+	}
 	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
 	if err := cmd.Run(); err != nil {
 		return fmt.Errorf("build binaries: %w", err)

@@ -284,6 +284,16 @@ type layout struct {
 	// one per section; short uses the short preamble. Both are for budgets
 	// too tight for the full forms.
 	compact, short bool
+	// cutCosts caches what one cut line costs, by medallion, section
+	// (numSections for the compact form) and count: selectItems asks
+	// reserve for every item it considers, and formatting every cut line
+	// each time was most of a load's time in the daemon.
+	cutCosts map[cutKey]int
+}
+
+type cutKey struct {
+	doc, n int
+	s      section
 }
 
 // The fixed parts of the markdown, kept as functions of their inputs so
@@ -385,12 +395,22 @@ func (l *layout) selectItems(budget int) {
 	}
 }
 
-// reserve is what the cut lines of the current selection cost.
+// reserve is what the cut lines of the current selection cost: the sum
+// over the lines cut lists, charged as markdown writes them.
 func (l *layout) reserve() int {
 	n := 0
-	for _, c := range l.cut() {
-		n += Tokens("- " + c + "\n")
-	}
+	l.eachCut(func(di int, s section, left int) {
+		k := cutKey{doc: di, n: left, s: s}
+		c, ok := l.cutCosts[k]
+		if !ok {
+			c = Tokens("- " + cutText(l.docs[di], s, left) + "\n")
+			if l.cutCosts == nil {
+				l.cutCosts = map[cutKey]int{}
+			}
+			l.cutCosts[k] = c
+		}
+		n += c
+	})
 	if n > 0 {
 		n += Tokens(cutHeading)
 	}
@@ -401,21 +421,38 @@ func (l *layout) reserve() int {
 // medallion, or in compact mode one per medallion.
 func (l *layout) cut() []string {
 	var out []string
-	for _, d := range l.docs {
+	l.eachCut(func(di int, s section, left int) {
+		out = append(out, cutText(l.docs[di], s, left))
+	})
+	return out
+}
+
+// eachCut calls fn for every line cut lists, in order, with the medallion's
+// index, the section (numSections for a compact line) and the count left out.
+func (l *layout) eachCut(fn func(di int, s section, left int)) {
+	for di, d := range l.docs {
 		total := 0
 		for s := section(0); s < numSections; s++ {
 			if left := len(d.items[s]) - d.taken[s]; left > 0 {
 				total += left
 				if !l.compact {
-					out = append(out, cutLine(d, s, left))
+					fn(di, s, left)
 				}
 			}
 		}
 		if l.compact && total > 0 {
-			out = append(out, fmt.Sprintf("%d more items: medallionctl show %s", total, d.m.Meta.MedallionID))
+			fn(di, numSections, total)
 		}
 	}
-	return out
+}
+
+// cutText is one cut line: a section's (cutLine) or, for numSections, a
+// compact medallion's.
+func cutText(d *doc, s section, n int) string {
+	if s == numSections {
+		return fmt.Sprintf("%d more items: medallionctl show %s", n, d.m.Meta.MedallionID)
+	}
+	return cutLine(d, s, n)
 }
 
 func (l *layout) markdown() string {

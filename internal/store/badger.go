@@ -53,6 +53,8 @@ type Badger struct {
 	count atomic.Int64
 	// sizes guides LatestForScope to the shortest index list.
 	sizes listSizes
+	// episodes holds the sums EpisodeTotals reports (totals.go).
+	episodes episodeTotals
 
 	// mu makes Close wait for calls in flight and turns later calls
 	// into errClosed instead of a Badger panic.
@@ -168,7 +170,7 @@ func (b *Badger) countKeys() (int64, error) {
 		}
 		it.Close()
 		b.sizes.load(txn)
-		return nil
+		return b.episodes.load(txn)
 	})
 	return n, err
 }

@@ -105,6 +105,14 @@ type sessionRecord struct {
 	// ClearedUpto is the highest seq cleared by a checkpoint; chunks at or
 	// below it are garbage even while a crash left them stored.
 	ClearedUpto uint64 `json:"cleared_upto"`
+	// DeletedUpto is where the chunks still stored begin: every chunk
+	// whose last seq is at or below it is deleted. A checkpoint deletes
+	// from here, not from the session's first chunk: Badger's iterators
+	// step over every deleted key (tombstone) in their way, so starting
+	// at the first chunk made each checkpoint of a long session slower
+	// than the one before. It lags ClearedUpto only after a crash between
+	// ClearEpisode's transactions, so the next one deletes the leftovers.
+	DeletedUpto uint64 `json:"deleted_upto"`
 }
 
 func fileKey(key string) []byte {
@@ -233,6 +241,7 @@ func (b *Badger) Ingest(ctx context.Context, batch IngestBatch) (IngestResult, e
 	})
 	switch {
 	case err == nil:
+		b.episodes.add(in.delta)
 		return res, nil
 	case errors.Is(err, badger.ErrTxnTooBig):
 		// Badger's own limit (see MaxIngestSessions); the discarded
@@ -249,6 +258,8 @@ type ingestion struct {
 	batch     *IngestBatch
 	now       time.Time
 	fileValue []byte
+	// delta is what the attempt changes in the episode totals.
+	delta totalsDelta
 
 	// scratch holds one event's JSON between encoding and copying it
 	// into its chunk, so encoding allocates nothing per event.
@@ -264,10 +275,14 @@ type touched struct {
 	// the last with seq rec.LastSeq.
 	chunk []byte
 	n     uint32
+	// stored says the record existed; buffered is its Buffered then.
+	stored   bool
+	buffered int64
 }
 
 func (in *ingestion) run(txn *badger.Txn) (IngestResult, error) {
 	var res IngestResult
+	in.delta = totalsDelta{}
 	if in.enc == nil {
 		in.enc = json.NewEncoder(&in.scratch)
 		// Stored JSON is read back by Go only; escaping <, > and & would
@@ -343,6 +358,10 @@ func (in *ingestion) run(txn *badger.Txn) (IngestResult, error) {
 			return res, err
 		}
 		s.rec.finish(in.now, in.batch.File.Path, in.batch.Scopes[s.rec.ID])
+		if !s.stored {
+			in.delta.sessions++
+		}
+		in.delta.buffered += s.rec.Buffered - s.buffered
 		v, err := json.Marshal(&s.rec)
 		if err != nil {
 			return res, fmt.Errorf("encode session %s: %w", s.rec.ID, err)
@@ -381,6 +400,7 @@ func loadTouched(txn *badger.Txn, id string) (*touched, error) {
 	}
 	if rec != nil {
 		s.rec = *rec
+		s.stored, s.buffered = true, rec.Buffered
 	} else {
 		s.rec.ID = id
 	}
@@ -623,31 +643,16 @@ func (b *Badger) Session(ctx context.Context, id string) (*episode.SessionInfo, 
 	return &rec.SessionInfo, nil
 }
 
-// EpisodeTotals sums the session records for the daemon's status: how
-// many sessions there are, how many events wait in their buffers, and how
-// many checkpoints cleared them. Sessions are few (one per agent run), so
-// reading every record is cheap.
+// EpisodeTotals reports, for the daemon's status, how many sessions there
+// are, how many events wait in their buffers, and how many checkpoints
+// cleared them: sums kept in memory (see episodeTotals), not read from the
+// records.
 func (b *Badger) EpisodeTotals(ctx context.Context) (sessions int, buffered, checkpoints int64, err error) {
 	if err := b.begin(ctx); err != nil {
 		return 0, 0, 0, fmt.Errorf("episode totals: %w", err)
 	}
 	defer b.mu.RUnlock()
-	err = scan(b.db, []byte(prefixSession), func(k, v []byte) error {
-		var rec struct {
-			Buffered    int64 `json:"buffered"`
-			Checkpoints int64 `json:"checkpoints"`
-		}
-		if err := json.Unmarshal(v, &rec); err != nil {
-			return fmt.Errorf("decode %s: %w", k, err)
-		}
-		sessions++
-		buffered += rec.Buffered
-		checkpoints += rec.Checkpoints
-		return nil
-	})
-	if err != nil {
-		return 0, 0, 0, fmt.Errorf("episode totals: %w", err)
-	}
+	sessions, buffered, checkpoints = b.episodes.get()
 	return sessions, buffered, checkpoints, nil
 }
 
@@ -747,8 +752,9 @@ func (b *Badger) ClearEpisode(ctx context.Context, sessionID string, upto uint64
 	}
 	defer b.mu.RUnlock()
 	now := b.now().UTC().Round(0)
-	var watermark uint64
+	var watermark, from uint64
 	var more bool
+	var delta totalsDelta
 	err := b.updateRetry(ctx, func(txn *badger.Txn) error {
 		rec, err := getSession(txn, sessionID)
 		if err != nil {
@@ -757,10 +763,19 @@ func (b *Badger) ClearEpisode(ctx context.Context, sessionID string, upto uint64
 		if rec == nil {
 			return ErrNotFound
 		}
+		delta = totalsDelta{buffered: -rec.Buffered, checkpoints: 1}
 		rec.ClearedUpto = max(rec.ClearedUpto, min(upto, rec.LastSeq))
 		rec.Buffered = int64(rec.LastSeq - rec.ClearedUpto)
 		rec.Checkpoints++
 		rec.LastCheckpointAt = now
+		delta.buffered += rec.Buffered
+		watermark = rec.ClearedUpto
+		if more, from, err = deleteChunks(txn, sessionID, rec.DeletedUpto, watermark); err != nil {
+			return err
+		}
+		if !more {
+			rec.DeletedUpto = max(rec.DeletedUpto, watermark)
+		}
 		v, err := json.Marshal(rec)
 		if err != nil {
 			return fmt.Errorf("encode session: %w", err)
@@ -768,24 +783,38 @@ func (b *Badger) ClearEpisode(ctx context.Context, sessionID string, upto uint64
 		if err := txn.Set(sessionKey(sessionID), v); err != nil {
 			return err
 		}
-		watermark = rec.ClearedUpto
-		if more, err = deleteChunks(txn, sessionID, watermark); err != nil {
-			return err
-		}
 		if beforeCommit != nil {
 			beforeCommit("clear")
 		}
 		return nil
 	})
+	if err == nil {
+		b.episodes.add(delta)
+	}
 	for err == nil && more {
 		if err = ctx.Err(); err != nil {
 			break
 		}
+		var next uint64
 		err = b.updateRetry(ctx, func(txn *badger.Txn) error {
 			var err error
-			more, err = deleteChunks(txn, sessionID, watermark)
-			return err
+			if more, next, err = deleteChunks(txn, sessionID, from, watermark); err != nil || more {
+				return err
+			}
+			// The last batch: record that the chunks up to the
+			// watermark are gone.
+			rec, err := getSession(txn, sessionID)
+			if err != nil || rec == nil || rec.DeletedUpto >= watermark {
+				return err
+			}
+			rec.DeletedUpto = watermark
+			v, err := json.Marshal(rec)
+			if err != nil {
+				return fmt.Errorf("encode session: %w", err)
+			}
+			return txn.Set(sessionKey(sessionID), v)
 		})
+		from = next
 	}
 	if err != nil {
 		return fmt.Errorf("clear episode %s: %w", sessionID, err)
@@ -794,28 +823,33 @@ func (b *Badger) ClearEpisode(ctx context.Context, sessionID string, upto uint64
 }
 
 // deleteChunks deletes up to clearBatchKeys chunks of a session whose
-// events all have seqs <= watermark; more reports that the limit was hit.
-func deleteChunks(txn *badger.Txn, sessionID string, watermark uint64) (more bool, err error) {
+// events all have seqs in (from, watermark]: it seeks past the chunks
+// already deleted rather than stepping over their tombstones. more
+// reports that the limit was hit, and next is the last seq of the last
+// chunk deleted, where the next call starts.
+func deleteChunks(txn *badger.Txn, sessionID string, from, watermark uint64) (more bool, next uint64, err error) {
 	prefix := chunkPrefix(sessionID)
+	next = from
 	var keys [][]byte
 	it := txn.NewIterator(badger.IteratorOptions{Prefix: prefix})
-	for it.Seek(prefix); it.ValidForPrefix(prefix) && len(keys) < clearBatchKeys; it.Next() {
+	for it.Seek(chunkKey(sessionID, from+1)); it.ValidForPrefix(prefix) && len(keys) < clearBatchKeys; it.Next() {
 		k := it.Item().Key()
 		last, err := chunkLastSeq(k, prefix)
 		if err != nil {
 			it.Close()
-			return false, err
+			return false, from, err
 		}
 		if last > watermark {
 			break
 		}
 		keys = append(keys, it.Item().KeyCopy(nil))
+		next = last
 	}
 	it.Close()
 	for _, k := range keys {
 		if err := txn.Delete(k); err != nil {
-			return false, err
+			return false, from, err
 		}
 	}
-	return len(keys) == clearBatchKeys, nil
+	return len(keys) == clearBatchKeys, next, nil
 }

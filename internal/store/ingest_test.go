@@ -564,6 +564,84 @@ func TestClearEpisodeCrashAndManyChunks(t *testing.T) {
 	}
 }
 
+// deletedUpto reads a session's DeletedUpto from its record.
+func deletedUpto(t *testing.T, s *Badger, sid string) uint64 {
+	t.Helper()
+	var rec *sessionRecord
+	err := s.db.View(func(txn *badger.Txn) error {
+		var err error
+		rec, err = getSession(txn, sid)
+		return err
+	})
+	if err != nil || rec == nil {
+		t.Fatalf("session %s: %v, %v", sid, rec, err)
+	}
+	return rec.DeletedUpto
+}
+
+// TestClearEpisodeDeletedUpto checks where checkpoints start deleting:
+// after one that finished, at its watermark; after one interrupted between
+// its transactions (as by a crash), where the interrupted one started, so
+// the next deletes the leftovers.
+func TestClearEpisodeDeletedUpto(t *testing.T) {
+	s := openIngest(t, t.TempDir(), nil)
+	old := clearBatchKeys
+	clearBatchKeys = 3
+	t.Cleanup(func() {
+		clearBatchKeys = old
+		beforeCommit = nil
+	})
+	for i := range 10 { // ten chunks of two events: seqs 1–20
+		mustIngest(t, s, IngestBatch{File: file("f", int64(i)), Events: events("s", fmt.Sprintf("c%d", i), 2)})
+	}
+	ctx := context.Background()
+	if err := s.ClearEpisode(ctx, "s", 5); err != nil { // chunks 2, 4
+		t.Fatal(err)
+	}
+	if got := deletedUpto(t, s, "s"); got != 5 {
+		t.Errorf("deleted up to %d after the first clear, want 5", got)
+	}
+	if n := countKeys(t, s, chunkPrefix("s")); n != 8 {
+		t.Errorf("%d chunks, want 8", n)
+	}
+
+	// Interrupted after its first transaction, which deletes 3 of the
+	// chunks 6, 8, …, 16: the record still says 5.
+	cctx, cancel := context.WithCancel(ctx)
+	beforeCommit = func(op string) {
+		if op == "clear" {
+			cancel()
+		}
+	}
+	if err := s.ClearEpisode(cctx, "s", 16); !errors.Is(err, context.Canceled) {
+		t.Fatalf("interrupted clear: %v, want context.Canceled", err)
+	}
+	beforeCommit = nil
+	if got := deletedUpto(t, s, "s"); got != 5 {
+		t.Errorf("deleted up to %d after the interrupted clear, want 5", got)
+	}
+	if n := countKeys(t, s, chunkPrefix("s")); n != 5 {
+		t.Errorf("%d chunks after the interrupted clear, want 5", n)
+	}
+	if got := mustEpisode(t, s, "s", 0, 0); len(got) != 4 || got[0].Seq != 17 {
+		t.Errorf("after the interrupted clear: %d events from seq %d, want 4 from 17", len(got), got[0].Seq)
+	}
+
+	// The next clear deletes the leftovers in two transactions.
+	if err := s.ClearEpisode(ctx, "s", 18); err != nil {
+		t.Fatal(err)
+	}
+	if got := deletedUpto(t, s, "s"); got != 18 {
+		t.Errorf("deleted up to %d after the last clear, want 18", got)
+	}
+	if n := countKeys(t, s, chunkPrefix("s")); n != 1 {
+		t.Errorf("%d chunks after the last clear, want 1 (seqs 19–20)", n)
+	}
+	if got := ids(mustEpisode(t, s, "s", 0, 0)); !slices.Equal(got, []string{"c9-0", "c9-1"}) {
+		t.Errorf("left: %q", got)
+	}
+}
+
 func TestEpisodePaging(t *testing.T) {
 	s := openIngest(t, t.TempDir(), nil)
 	// Chunks of several sizes: batches of 1, 3 and 7 events, and one batch
@@ -799,6 +877,68 @@ func TestIngestClearRace(t *testing.T) {
 		t.Error("an event was handed to two checkpoints")
 	}
 	t.Logf("%d checkpoints, %d events cleared, %d left", si.Checkpoints, len(cleared), len(left))
+	checkTotals(t, s)
+}
+
+// checkTotals checks that the totals kept in memory equal the sums of the
+// stored session records.
+func checkTotals(t *testing.T, s *Badger) {
+	t.Helper()
+	var want episodeTotals
+	if err := s.db.View(want.load); err != nil {
+		t.Fatal(err)
+	}
+	n, buffered, checkpoints, err := s.EpisodeTotals(context.Background())
+	wn, wb, wc := want.get()
+	if err != nil || n != wn || buffered != wb || checkpoints != wc {
+		t.Errorf("totals %d sessions, %d buffered, %d checkpoints (%v); the records sum to %d, %d, %d",
+			n, buffered, checkpoints, err, wn, wb, wc)
+	}
+}
+
+// TestEpisodeTotalsKept checks the kept totals against the records after
+// every kind of write, a refused batch, and a reopen.
+func TestEpisodeTotalsKept(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	s := openIngest(t, dir, nil)
+	checkTotals(t, s)
+	mustIngest(t, s, IngestBatch{File: file("f", 1), Events: events("a", "a1", 5)})
+	checkTotals(t, s)
+	// Two sessions in one batch, one new, one known.
+	two := append(events("a", "a2", 3), events("b", "b1", 4)...)
+	mustIngest(t, s, IngestBatch{File: file("f", 2), Events: two})
+	checkTotals(t, s)
+	// Duplicates only: nothing changes.
+	mustIngest(t, s, IngestBatch{File: file("f", 3), Events: two})
+	checkTotals(t, s)
+	if err := s.ClearEpisode(ctx, "a", 6); err != nil {
+		t.Fatal(err)
+	}
+	checkTotals(t, s)
+	if err := s.ClearEpisode(ctx, "b", 100); err != nil {
+		t.Fatal(err)
+	}
+	checkTotals(t, s)
+	if err := s.ClearEpisode(ctx, "nobody", 1); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("clear of an unknown session: %v", err)
+	}
+	// A refused batch stores nothing and counts nothing.
+	if _, err := s.Ingest(ctx, IngestBatch{File: file("f", 4), Events: events("c", "c1", MaxIngestEvents+1)}); !errors.Is(err, ErrBatchTooLarge) {
+		t.Fatalf("oversized batch: %v", err)
+	}
+	checkTotals(t, s)
+	n, buffered, checkpoints, _ := s.EpisodeTotals(ctx)
+	if n != 2 || buffered != 2 || checkpoints != 2 {
+		t.Errorf("totals %d, %d, %d; want 2 sessions, 2 buffered, 2 checkpoints", n, buffered, checkpoints)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s = openIngest(t, dir, nil)
+	if n2, b2, c2, _ := s.EpisodeTotals(ctx); n2 != n || b2 != buffered || c2 != checkpoints {
+		t.Errorf("after reopening: %d, %d, %d; want %d, %d, %d", n2, b2, c2, n, buffered, checkpoints)
+	}
 }
 
 // TestIngestClearConflict makes each writer commit in the middle of the
@@ -845,6 +985,7 @@ func TestIngestClearConflict(t *testing.T) {
 				t.Errorf("buffered %q (%d), %d events, %d checkpoints; want %q, 7 events, 1 checkpoint",
 					got, si.Buffered, si.Events, si.Checkpoints, want)
 			}
+			checkTotals(t, s)
 		})
 	}
 }
