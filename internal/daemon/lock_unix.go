@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -54,13 +55,10 @@ func writePID(f *os.File) error {
 // holderPID reads the pid the lock holder wrote, as " (pid N)", or "" when
 // it is not there yet (the holder is between flock and write).
 func holderPID(f *os.File) string {
-	b := make([]byte, 32)
-	n, _ := f.ReadAt(b, 0)
-	pid, err := strconv.Atoi(strings.TrimSpace(string(b[:n])))
-	if err != nil || pid <= 0 {
-		return ""
+	if pid := readPID(f); pid > 0 {
+		return fmt.Sprintf(" (pid %d)", pid)
 	}
-	return fmt.Sprintf(" (pid %d)", pid)
+	return ""
 }
 
 // release truncates the pid away and drops the lock. The file itself stays:
@@ -71,4 +69,48 @@ func (l *dirLock) release() error {
 		return fmt.Errorf("release data dir lock: %w", err)
 	}
 	return nil
+}
+
+// LockHolder reports the pid of the daemon that holds dir's lock, or 0 when
+// no daemon does. It probes with a shared, non-blocking flock, which fails
+// exactly while a daemon holds its exclusive one; the probe is released at
+// once. The pid comes from the lock file, which only a lock holder writes,
+// so a stale file left by a crash is never mistaken for a live daemon.
+func LockHolder(dir string) (int, error) {
+	path := filepath.Join(dir, LockFileName)
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW, 0)
+	if errors.Is(err, os.ErrNotExist) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, fmt.Errorf("open lock file: %w", err)
+	}
+	defer f.Close()
+	err = unix.Flock(int(f.Fd()), unix.LOCK_SH|unix.LOCK_NB)
+	if err == nil {
+		_ = unix.Flock(int(f.Fd()), unix.LOCK_UN)
+		return 0, nil
+	}
+	if !errors.Is(err, unix.EWOULDBLOCK) {
+		return 0, fmt.Errorf("probe %s: %w", path, err)
+	}
+	// Held: the holder writes its pid right after taking the lock; give
+	// a daemon that is just starting a moment to do so.
+	for range 50 {
+		if pid := readPID(f); pid > 0 {
+			return pid, nil
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	return 0, fmt.Errorf("%s is locked but holds no pid", path)
+}
+
+func readPID(f *os.File) int {
+	b := make([]byte, 32)
+	n, _ := f.ReadAt(b, 0)
+	pid, err := strconv.Atoi(strings.TrimSpace(string(b[:n])))
+	if err != nil || pid <= 0 {
+		return 0
+	}
+	return pid
 }
