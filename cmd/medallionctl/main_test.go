@@ -393,7 +393,7 @@ func TestPutStoresWhatItRead(t *testing.T) {
 func TestDaemonDown(t *testing.T) {
 	sock := socketPath(t)
 	file := writeFile(t, "m.json", museJSON)
-	want := "medallionctl: cannot reach medalliond at " + sock + ": is it running? (medalliond service status)\n"
+	want := "medallionctl: cannot reach medalliond at " + sock + ": is it running? (medalliond start, or medalliond service start --user)\n"
 	for _, args := range [][]string{
 		{"status"},
 		{"list", "--node", "repo:muse"},
@@ -432,7 +432,7 @@ func TestVersionWithoutDaemon(t *testing.T) {
 		t.Fatalf("exit %d, stderr %q; want 0 and nothing", r.code, r.stderr)
 	}
 	want := "medallionctl  " + version.String() + "\n" +
-		"medalliond    unknown (cannot reach medalliond at " + sock + ": is it running? (medalliond service status))\n"
+		"medalliond    unknown (cannot reach medalliond at " + sock + ": is it running? (medalliond start, or medalliond service start --user))\n"
 	if r.stdout != want {
 		t.Errorf("stdout =\n%s\nwant\n%s", r.stdout, want)
 	}
@@ -467,7 +467,7 @@ func TestStatusWaitGivesUp(t *testing.T) {
 	sock := socketPath(t)
 	r := ctl(t, "", "--socket", sock, "status", "--wait", "150ms")
 	want := "medallionctl: waiting up to 150ms for medalliond at " + sock + "\n" +
-		"medallionctl: gave up waiting for medalliond after 150ms: cannot reach medalliond at " + sock + ": is it running? (medalliond service status)\n"
+		"medallionctl: gave up waiting for medalliond after 150ms: cannot reach medalliond at " + sock + ": is it running? (medalliond start, or medalliond service start --user)\n"
 	if r.code != 1 || r.stdout != "" || r.stderr != want {
 		t.Errorf("exit %d, stdout %q, stderr\n%s\nwant exit 1 and\n%s", r.code, r.stdout, r.stderr, want)
 	}
