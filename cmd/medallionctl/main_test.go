@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"os"
 	"path/filepath"
@@ -29,6 +30,9 @@ func TestMain(m *testing.M) {
 	version.Version = "v1.0.0-test"
 	// Relative times ("3m ago") are measured from the fake daemon's clock.
 	now = func() time.Time { return testNow }
+	// Never a real daemon from a hook that finds the test's socket down:
+	// TestHookStartsADaemonThatIsDown replaces this to see the call.
+	spawnDaemon = func(string) (string, error) { return "", errors.New("tests start no daemon") }
 	os.Exit(m.Run())
 }
 

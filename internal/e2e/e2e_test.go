@@ -108,6 +108,14 @@ func setupScript(env *testscript.Env) error {
 	env.Setenv("XDG_RUNTIME_DIR", sockDir)
 	env.Setenv("SOCK", sock)
 	env.Setenv("MEDALLION_SOCKET", sock)
+	// A script that fails between "medalliond start" and "medalliond stop"
+	// must not leave a detached daemon behind.
+	dataDir := filepath.Join(env.WorkDir, "home", ".local", "share", "medallion")
+	env.Defer(func() {
+		if fileExists(filepath.Join(dataDir, "medalliond.lock")) {
+			_ = exec.Command(filepath.Join(binDir, "medalliond"), "stop", "--data-dir", dataDir, "--socket", sock, "--wait", "10s").Run()
+		}
+	})
 	return nil
 }
 
