@@ -101,7 +101,10 @@ func TestVersionAndHelp(t *testing.T) {
 	}{
 		{[]string{"version"}, []string{"medalliond ", "go1."}},
 		{[]string{"--version"}, []string{"medalliond "}},
-		{[]string{"--help"}, []string{"run", "service", "config", "version"}},
+		{[]string{"--help"}, []string{"run", "service", "config", "version", "start", "stop", "status", "without a service"}},
+		{[]string{"start", "--help"}, []string{"no service manager", "medalliond.log", "medalliond.pid", "medalliond status >/dev/null || medalliond start", "--wait", "Configuration precedence"}},
+		{[]string{"stop", "--help"}, []string{"SIGTERM", "medalliond service stop"}},
+		{[]string{"status", "--help"}, []string{"exits 0 when a daemon runs and 3"}},
 		{nil, []string{"Usage:", "medalliond [command]"}},
 		{[]string{"run", "--help"}, []string{"Configuration precedence", "MEDALLION_DATA_DIR", "--log-level", "Examples:", "medalliond run --config"}},
 		{[]string{"config", "show", "--help"}, []string{"Configuration precedence", "--config"}},
