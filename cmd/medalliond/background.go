@@ -152,6 +152,11 @@ func (e *env) start(ctx context.Context, cfg *config.Config, wait time.Duration)
 	for {
 		select {
 		case err := <-exited:
+			if holder, _ := daemon.LockHolder(cfg.DataDir); holder > 0 {
+				// Another start won the race (hooks of sessions that
+				// start together): one daemon runs, as it should.
+				return fmt.Errorf("%w with data dir %s (pid %d), started at the same moment", daemon.ErrAlreadyRunning, cfg.DataDir, holder)
+			}
 			return fmt.Errorf("medalliond exited as it started (%v); the end of its log %s:\n%s", err, logPath, logTail(logPath, offset))
 		case <-deadline:
 			// Still running but silent: keep it and make it stoppable.

@@ -30,7 +30,15 @@ func lockDataDir(dir string) (*dirLock, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open lock file: %w", err)
 	}
-	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
+	err = unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB)
+	// Held but no pid in the file: a LockHolder probe (held for an
+	// instant) or a daemon between its flock and its pid. Ask again
+	// briefly rather than fail a start that races "medalliond status".
+	for i := 0; errors.Is(err, unix.EWOULDBLOCK) && readPID(f) == 0 && i < 50; i++ {
+		time.Sleep(10 * time.Millisecond)
+		err = unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB)
+	}
+	if err != nil {
 		defer f.Close()
 		if errors.Is(err, unix.EWOULDBLOCK) {
 			return nil, fmt.Errorf("%w with data dir %s%s", ErrAlreadyRunning, dir, holderPID(f))
