@@ -6,6 +6,7 @@ package e2e
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -17,6 +18,7 @@ import (
 	"github.com/rogpeppe/go-internal/testscript"
 
 	"github.com/medallionhq/medallion/internal/medallion"
+	"github.com/medallionhq/medallion/internal/service"
 )
 
 // binDir holds the freshly built binaries; set by TestMain.
@@ -87,8 +89,24 @@ func TestScripts(t *testing.T) {
 			"eq":      cmdEq,
 			"cptree":  cmdCpTree, "waitctl": cmdWaitCtl, // ingestion scripts (ingest_cmds_test.go)
 		},
+		Condition:           condition,
 		RequireExplicitExec: true,
 	})
+}
+
+// condition answers the scripts' custom conditions:
+//
+//	[servicemanager]  medalliond can install itself here (systemd or launchd)
+func condition(cond string) (bool, error) {
+	switch cond {
+	case "servicemanager":
+		_, err := service.New(service.Options{Executable: "/usr/bin/medalliond"})
+		if errors.Is(err, service.ErrNoServiceManager) {
+			return false, nil
+		}
+		return err == nil, err
+	}
+	return false, fmt.Errorf("unknown condition %q", cond)
 }
 
 // setupScript gives each script the binaries on PATH, a private HOME and XDG
