@@ -25,9 +25,10 @@ import (
 
 // Files `medalliond start` keeps in the data dir.
 const (
-	// PIDFileName holds the pid of the daemon `start` started. The data
-	// dir's lock file (daemon.LockFileName) is what tells whether a daemon
-	// runs; the pid file only says that `start` started it.
+	// PIDFileName holds the pid of the daemon `start` started, written by
+	// that daemon once it holds the data dir's lock and removed when it
+	// exits. The lock file (daemon.LockFileName) is what tells whether a
+	// daemon runs; the pid file only says that `start` started it.
 	PIDFileName = "medalliond.pid"
 	// LogFileName receives the background daemon's stderr and stdout.
 	LogFileName = "medalliond.log"
@@ -128,7 +129,8 @@ func (e *env) start(ctx context.Context, cfg *config.Config, wait time.Duration)
 	// The child gets the resolved settings, so it runs with what this
 	// command loaded whatever its working directory ("/", so that it keeps
 	// no directory busy) and environment.
-	args := []string{"run", "--data-dir", cfg.DataDir, "--socket", cfg.Socket, "--log-level", cfg.LogLevel}
+	pidPath := filepath.Join(cfg.DataDir, PIDFileName)
+	args := []string{"run", "--data-dir", cfg.DataDir, "--socket", cfg.Socket, "--log-level", cfg.LogLevel, "--pid-file", pidPath}
 	if cfg.File != "" {
 		args = append(args, "--config", cfg.File)
 	}
@@ -145,7 +147,6 @@ func (e *env) start(ctx context.Context, cfg *config.Config, wait time.Duration)
 	exited := make(chan error, 1)
 	go func() { exited <- child.Wait() }()
 
-	pidPath := filepath.Join(cfg.DataDir, PIDFileName)
 	tick := time.NewTicker(50 * time.Millisecond)
 	defer tick.Stop()
 	deadline := time.After(wait)
@@ -159,10 +160,7 @@ func (e *env) start(ctx context.Context, cfg *config.Config, wait time.Duration)
 			}
 			return fmt.Errorf("medalliond exited as it started (%v); the end of its log %s:\n%s", err, logPath, logTail(logPath, offset))
 		case <-deadline:
-			// Still running but silent: keep it and make it stoppable.
-			if holder, _ := daemon.LockHolder(cfg.DataDir); holder == pid {
-				_ = writePIDFile(pidPath, pid)
-			}
+			// Still running but silent: leave it, stop can end it.
 			return fmt.Errorf("medalliond (pid %d) has not answered on %s after %s; it is still starting or stuck: read %s, or stop it with \"medalliond stop\"", pid, cfg.Socket, wait, logPath)
 		case <-ctx.Done():
 			return fmt.Errorf("gave up waiting for medalliond (pid %d), which keeps running: %w", pid, ctx.Err())
@@ -173,9 +171,6 @@ func (e *env) start(ctx context.Context, cfg *config.Config, wait time.Duration)
 			// Not answering yet, or another daemon's answer on this
 			// socket: ours will exit, the next round reports it.
 			continue
-		}
-		if err := writePIDFile(pidPath, pid); err != nil {
-			return fmt.Errorf("medalliond (pid %d) runs, but its pid file: %w", pid, err)
 		}
 		fmt.Fprintf(e.stdout, "started medalliond in the background (pid %d)\n  socket   %s\n  data dir %s\n  log      %s\nstop it with: medalliond stop\n", pid, cfg.Socket, cfg.DataDir, logPath)
 		return nil
@@ -239,10 +234,6 @@ func logTail(path string, offset int64) string {
 		return "  (empty)"
 	}
 	return "  " + strings.Join(lines, "\n  ")
-}
-
-func writePIDFile(path string, pid int) error {
-	return os.WriteFile(path, []byte(strconv.Itoa(pid)+"\n"), 0o600)
 }
 
 // readPIDFile returns the pid in the pid file, 0 when there is none.
@@ -326,10 +317,10 @@ func (e *env) stop(cfg *config.Config, wait time.Duration) error {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	if started != 0 {
-		if err := os.Remove(pidPath); err != nil && !errors.Is(err, os.ErrNotExist) {
-			return fmt.Errorf("medalliond (pid %d) stopped, but its pid file: %w", pid, err)
-		}
+	// The daemon removes its pid file as it exits; one that did not get
+	// there leaves it behind.
+	if err := os.Remove(pidPath); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("medalliond (pid %d) stopped, but its pid file: %w", pid, err)
 	}
 	if started == pid {
 		fmt.Fprintf(e.stdout, "stopped medalliond (pid %d, data dir %s)\n", pid, cfg.DataDir)

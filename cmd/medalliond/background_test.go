@@ -53,7 +53,7 @@ func TestPIDFile(t *testing.T) {
 	if readPIDFile(path) != 0 {
 		t.Error("a missing pid file reads as a pid")
 	}
-	if err := writePIDFile(path, 4242); err != nil {
+	if err := os.WriteFile(path, []byte("4242\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	if got := readPIDFile(path); got != 4242 {

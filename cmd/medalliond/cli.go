@@ -150,6 +150,7 @@ func (f *configFlags) load(cmd *cobra.Command, getenv func(string) string) (*con
 
 func (e *env) runCommand() *cobra.Command {
 	var cf configFlags
+	var pidFile string
 	cmd := &cobra.Command{
 		Use:   "run",
 		Short: "Run the daemon in the foreground",
@@ -174,10 +175,13 @@ closed, the socket removed); a second one exits at once with status 1.
 			if err != nil {
 				return err
 			}
-			return e.runDaemon(cmd.Context(), cfg)
+			return e.runDaemon(cmd.Context(), cfg, pidFile)
 		},
 	}
 	cf.register(cmd)
+	// For "medalliond start", which marks the daemons it starts.
+	cmd.Flags().StringVar(&pidFile, "pid-file", "", "write the daemon's pid to `file` while it runs")
+	_ = cmd.Flags().MarkHidden("pid-file")
 	return cmd
 }
 
@@ -191,7 +195,7 @@ func newLogger(cfg *config.Config, w io.Writer) hclog.Logger {
 	})
 }
 
-func (e *env) runDaemon(parent context.Context, cfg *config.Config) error {
+func (e *env) runDaemon(parent context.Context, cfg *config.Config, pidFile string) error {
 	if parent == nil {
 		parent = context.Background()
 	}
@@ -206,7 +210,11 @@ func (e *env) runDaemon(parent context.Context, cfg *config.Config) error {
 	defer close(done)
 	go handleSignals(sigs, done, cancel, logger, e.exit)
 
-	if err := daemon.Run(ctx, cfg, logger); err != nil {
+	var opts []daemon.Option
+	if pidFile != "" {
+		opts = append(opts, daemon.WithPIDFile(pidFile))
+	}
+	if err := daemon.Run(ctx, cfg, logger, opts...); err != nil {
 		return err
 	}
 	return nil

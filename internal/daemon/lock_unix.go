@@ -94,17 +94,18 @@ func LockHolder(dir string) (int, error) {
 		return 0, fmt.Errorf("open lock file: %w", err)
 	}
 	defer f.Close()
-	err = unix.Flock(int(f.Fd()), unix.LOCK_SH|unix.LOCK_NB)
-	if err == nil {
-		_ = unix.Flock(int(f.Fd()), unix.LOCK_UN)
-		return 0, nil
-	}
-	if !errors.Is(err, unix.EWOULDBLOCK) {
-		return 0, fmt.Errorf("probe %s: %w", path, err)
-	}
-	// Held: the holder writes its pid right after taking the lock; give
-	// a daemon that is just starting a moment to do so.
+	// Held with no pid in the file: a daemon between its flock and its
+	// pid, or one that is releasing (truncate, then unlock). Look again
+	// for a moment until either the pid or the lock's end shows.
 	for range 50 {
+		err = unix.Flock(int(f.Fd()), unix.LOCK_SH|unix.LOCK_NB)
+		if err == nil {
+			_ = unix.Flock(int(f.Fd()), unix.LOCK_UN)
+			return 0, nil
+		}
+		if !errors.Is(err, unix.EWOULDBLOCK) {
+			return 0, fmt.Errorf("probe %s: %w", path, err)
+		}
 		if pid := readPID(f); pid > 0 {
 			return pid, nil
 		}

@@ -3,8 +3,12 @@
 package daemon
 
 import (
+	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"testing"
 )
 
@@ -41,4 +45,21 @@ func TestLockHolder(t *testing.T) {
 		t.Fatalf("lock after probes: %v", err)
 	}
 	l.release()
+}
+
+// TestPIDFile: with WithPIDFile the daemon's pid is in the file while the
+// socket answers, and the file is gone once Run returns.
+func TestPIDFile(t *testing.T) {
+	cfg := testConfig(t)
+	pidFile := filepath.Join(t.TempDir(), "medalliond.pid")
+	r := start(t, cfg, WithPIDFile(pidFile))
+	if b, err := os.ReadFile(pidFile); err != nil || strings.TrimSpace(string(b)) != strconv.Itoa(os.Getpid()) {
+		t.Errorf("pid file while running: %q, %v", b, err)
+	}
+	if err := r.stop(t); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(pidFile); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("pid file after Run: %v, want it removed", err)
+	}
 }
