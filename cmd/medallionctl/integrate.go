@@ -61,6 +61,7 @@ the same way, and changes nothing when there is no hook to remove.`,
 		if args[0] != "claude-code" {
 			return usageErrorf("unknown agent %q: the supported one is claude-code", args[0])
 		}
+		a.customSettings = settings != ""
 		if settings == "" {
 			home, err := os.UserHomeDir()
 			if err != nil {
@@ -244,7 +245,11 @@ func (a *app) integrate(path, command string, dryRun bool) error {
 	if err := a.writeSettings(sf, text); err != nil {
 		return err
 	}
-	fmt.Fprintf(a.stdout, "added the SessionStart hook %q to %s\n", command, path)
+	undo := "medallionctl integrate claude-code --remove"
+	if a.customSettings {
+		undo += " --settings " + shellQuote(path)
+	}
+	fmt.Fprintf(a.stdout, "added the SessionStart hook %q to %s\n(undo: %s)\n", command, path, undo)
 	return nil
 }
 
