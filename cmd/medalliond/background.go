@@ -58,6 +58,9 @@ it again at login from your shell profile if you want it always there:
 
   medalliond status >/dev/null || medalliond start
 
+The Claude Code hook ("medallionctl integrate claude-code") also runs
+"medalliond start" in the background when it finds the daemon down.
+
 Files, all in the data dir:
   medalliond.log   the daemon's log (moved to medalliond.log.1 past 10 MB)
   medalliond.pid   the pid of the daemon "start" started
