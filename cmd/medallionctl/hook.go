@@ -3,14 +3,19 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"os"
+	"os/exec"
 	"path/filepath"
+	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/medallionhq/medallion/internal/api"
+	"github.com/medallionhq/medallion/internal/client"
 )
 
 // hookTimeout bounds the whole daemon round trip of a hook. Claude Code
@@ -52,13 +57,20 @@ context.
 
 It never stands in the agent's way: when the daemon is down, slow (it gives
 up after 700 ms) or has no medallion for the directory, it prints nothing and
-exits 0. --verbose says why on stderr.`,
+exits 0. --verbose says why on stderr.
+
+When the daemon is down (nothing listens on the socket), the hook also starts
+it in the background with "medalliond start --socket SOCKET" (the medalliond
+next to medallionctl, else the one on PATH) and returns at once without
+waiting for it: this session starts without a save file, the next ones have
+theirs. --no-start leaves a daemon that is down alone.`,
 		Example: `  echo '{"session_id":"s1","cwd":"/src/muse","source":"startup"}' | medallionctl hook claude-code`,
 		Args:    exactArgs("AGENT"),
 	}
-	var verbose bool
+	var verbose, noStart bool
 	var budget int
 	cmd.Flags().BoolVarP(&verbose, "verbose", "v", false, "explain on stderr why nothing was printed")
+	cmd.Flags().BoolVar(&noStart, "no-start", false, "do not start medalliond in the background when it is down")
 	cmd.Flags().IntVar(&budget, "budget", 1500, "token `budget` of the added context")
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
 		if args[0] != "claude-code" {
@@ -76,6 +88,13 @@ exits 0. --verbose says why on stderr.`,
 			// Whatever failed, the session must start as if we were not
 			// there: exit 0, nothing on stdout.
 			note("%v", err)
+			if !noStart && daemonDown(err) {
+				if path, err := spawnDaemon(a.socket); err != nil {
+					note("medalliond is down and was not started: %v", err)
+				} else {
+					note("medalliond is down: started %s in the background for the next sessions", path)
+				}
+			}
 			return nil
 		}
 		if text == "" {
@@ -94,6 +113,54 @@ exits 0. --verbose says why on stderr.`,
 		return nil
 	}
 	return cmd
+}
+
+// daemonDown tells a daemon that is not there (no socket, nobody listening)
+// from one that is there but slow, refuses us, or answered with an error.
+func daemonDown(err error) bool {
+	return errors.Is(err, client.ErrUnreachable) &&
+		(errors.Is(err, syscall.ENOENT) || errors.Is(err, syscall.ECONNREFUSED))
+}
+
+// spawnDaemon runs "medalliond start --socket socket" detached and does not
+// wait for it: start itself refuses a second daemon, so hooks of sessions
+// starting together cannot start two. It returns the medalliond it ran.
+// Tests replace it.
+var spawnDaemon = func(socket string) (string, error) {
+	path, err := findDaemon()
+	if err != nil {
+		return "", err
+	}
+	cmd := exec.Command(path, "start", "--socket", socket)
+	// No stdio: the agent waits for the hook's stdout and stderr to close,
+	// so the daemon must not inherit them (start logs to the data dir).
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = nil, nil, nil
+	cmd.Dir = "/"
+	detach(cmd)
+	if err := cmd.Start(); err != nil {
+		return "", fmt.Errorf("run %s: %w", path, err)
+	}
+	_ = cmd.Process.Release()
+	return path, nil
+}
+
+// findDaemon finds medalliond next to this medallionctl (both are installed
+// together), else on PATH.
+func findDaemon() (string, error) {
+	if self, err := executable(); err == nil {
+		if p, err := filepath.EvalSymlinks(self); err == nil {
+			self = p
+		}
+		p := filepath.Join(filepath.Dir(self), "medalliond")
+		if st, err := os.Stat(p); err == nil && st.Mode().IsRegular() && st.Mode().Perm()&0o111 != 0 {
+			return p, nil
+		}
+	}
+	p, err := exec.LookPath("medalliond")
+	if err != nil {
+		return "", errors.New("medalliond is neither next to medallionctl nor on PATH")
+	}
+	return p, nil
 }
 
 // hookContext reads the hook input and returns the save file for its cwd,

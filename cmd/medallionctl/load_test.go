@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"net"
 	"net/http"
 	"os"
@@ -164,6 +165,45 @@ func TestHookStaysOutOfTheWay(t *testing.T) {
 				t.Errorf("--verbose: exit %d, stdout %q, stderr %q; want 0, nothing and %q", r.code, r.stdout, r.stderr, tt.why)
 			}
 		})
+	}
+}
+
+// TestHookStartsADaemonThatIsDown: a hook that finds nothing on the socket
+// starts medalliond on that socket and still prints nothing; a daemon that
+// is there but hangs, or --no-start, starts nothing.
+func TestHookStartsADaemonThatIsDown(t *testing.T) {
+	var started []string
+	spawnDaemon = func(socket string) (string, error) {
+		started = append(started, socket)
+		return "/bin/medalliond", nil
+	}
+	t.Cleanup(func() { spawnDaemon = func(string) (string, error) { return "", errors.New("tests start no daemon") } })
+
+	down := socketPath(t)
+	r := ctl(t, hookInput("/src/muse"), "--socket", down, "hook", "claude-code", "--verbose")
+	if r.code != 0 || r.stdout != "" || !strings.Contains(r.stderr, "started /bin/medalliond in the background") {
+		t.Errorf("exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
+	}
+	if len(started) != 1 || started[0] != down {
+		t.Errorf("started %q, want one daemon on %s", started, down)
+	}
+
+	started = nil
+	r = ctl(t, hookInput("/src/muse"), "--socket", down, "hook", "claude-code", "--no-start")
+	if r.code != 0 || r.stdout != "" || r.stderr != "" || len(started) != 0 {
+		t.Errorf("--no-start: exit %d, stdout %q, stderr %q, started %q", r.code, r.stdout, r.stderr, started)
+	}
+
+	// Something listens but never answers: not down, so nothing started.
+	hung := socketPath(t)
+	ln, err := net.Listen("unix", hung)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	r = ctl(t, hookInput("/src/muse"), "--socket", hung, "hook", "claude-code")
+	if r.code != 0 || r.stdout != "" || len(started) != 0 {
+		t.Errorf("hung daemon: exit %d, stdout %q, started %q", r.code, r.stdout, started)
 	}
 }
 

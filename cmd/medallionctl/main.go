@@ -60,6 +60,8 @@ type app struct {
 	stdin          io.Reader
 	stdout, stderr io.Writer
 	socket         string
+	// customSettings: integrate was given --settings, so its hints repeat it.
+	customSettings bool
 }
 
 // usageError marks a command line that cannot be run as written, so run

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"os"
 	"path/filepath"
@@ -29,6 +30,9 @@ func TestMain(m *testing.M) {
 	version.Version = "v1.0.0-test"
 	// Relative times ("3m ago") are measured from the fake daemon's clock.
 	now = func() time.Time { return testNow }
+	// Never a real daemon from a hook that finds the test's socket down:
+	// TestHookStartsADaemonThatIsDown replaces this to see the call.
+	spawnDaemon = func(string) (string, error) { return "", errors.New("tests start no daemon") }
 	os.Exit(m.Run())
 }
 
@@ -393,7 +397,7 @@ func TestPutStoresWhatItRead(t *testing.T) {
 func TestDaemonDown(t *testing.T) {
 	sock := socketPath(t)
 	file := writeFile(t, "m.json", museJSON)
-	want := "medallionctl: cannot reach medalliond at " + sock + ": is it running? (medalliond service status)\n"
+	want := "medallionctl: cannot reach medalliond at " + sock + ": is it running? (medalliond start, or medalliond service start --user)\n"
 	for _, args := range [][]string{
 		{"status"},
 		{"list", "--node", "repo:muse"},
@@ -432,7 +436,7 @@ func TestVersionWithoutDaemon(t *testing.T) {
 		t.Fatalf("exit %d, stderr %q; want 0 and nothing", r.code, r.stderr)
 	}
 	want := "medallionctl  " + version.String() + "\n" +
-		"medalliond    unknown (cannot reach medalliond at " + sock + ": is it running? (medalliond service status))\n"
+		"medalliond    unknown (cannot reach medalliond at " + sock + ": is it running? (medalliond start, or medalliond service start --user))\n"
 	if r.stdout != want {
 		t.Errorf("stdout =\n%s\nwant\n%s", r.stdout, want)
 	}
@@ -467,7 +471,7 @@ func TestStatusWaitGivesUp(t *testing.T) {
 	sock := socketPath(t)
 	r := ctl(t, "", "--socket", sock, "status", "--wait", "150ms")
 	want := "medallionctl: waiting up to 150ms for medalliond at " + sock + "\n" +
-		"medallionctl: gave up waiting for medalliond after 150ms: cannot reach medalliond at " + sock + ": is it running? (medalliond service status)\n"
+		"medallionctl: gave up waiting for medalliond after 150ms: cannot reach medalliond at " + sock + ": is it running? (medalliond start, or medalliond service start --user)\n"
 	if r.code != 1 || r.stdout != "" || r.stderr != want {
 		t.Errorf("exit %d, stdout %q, stderr\n%s\nwant exit 1 and\n%s", r.code, r.stdout, r.stderr, want)
 	}

@@ -361,7 +361,7 @@ func TestLLMCheck(t *testing.T) {
 
 func TestReviewDaemonDown(t *testing.T) {
 	sock := socketPath(t)
-	want := "medallionctl: cannot reach medalliond at " + sock + ": is it running? (medalliond service status)\n"
+	want := "medallionctl: cannot reach medalliond at " + sock + ": is it running? (medalliond start, or medalliond service start --user)\n"
 	for _, args := range [][]string{
 		{"review"},
 		{"review", "approve", "m:D-001"},

@@ -52,6 +52,10 @@ func (e *env) run(args []string) int {
 	root := e.rootCommand()
 	root.SetArgs(args)
 	if err := root.Execute(); err != nil {
+		var code exitStatus
+		if errors.As(err, &code) {
+			return int(code)
+		}
 		fmt.Fprintf(e.stderr, "medalliond: %s\n", errorText(err))
 		return 1
 	}
@@ -75,8 +79,11 @@ func (e *env) rootCommand() *cobra.Command {
 		Long: `medalliond keeps medallions — structured, versioned save files for coding
 agents — in a local store and serves them to medallionctl over a Unix socket.
 
-Run it in the foreground with "medalliond run", or install it as a systemd user
-unit / launchd agent with "medalliond service install --user".`,
+Three ways to run it:
+  medalliond run                      in the foreground, logging to stderr
+  medalliond start / stop / status    in the background, without a service
+                                      manager (containers, WSL, remote shells)
+  medalliond service install --user   as a systemd user unit / launchd agent`,
 		Version:       version.String(),
 		SilenceUsage:  true,
 		SilenceErrors: true,
@@ -87,6 +94,7 @@ unit / launchd agent with "medalliond service install --user".`,
 	root.SetErr(e.stderr)
 	root.SetVersionTemplate("medalliond {{.Version}}\n")
 	root.AddCommand(e.runCommand(), e.versionCommand(), e.configCommand(), e.serviceCommand())
+	root.AddCommand(e.backgroundCommands()...)
 	return root
 }
 
@@ -142,11 +150,12 @@ func (f *configFlags) load(cmd *cobra.Command, getenv func(string) string) (*con
 
 func (e *env) runCommand() *cobra.Command {
 	var cf configFlags
+	var pidFile string
 	cmd := &cobra.Command{
 		Use:   "run",
 		Short: "Run the daemon in the foreground",
 		Long: `Run the daemon in the foreground until SIGINT or SIGTERM. This is what the
-systemd unit or launchd job runs. Logs go to stderr.
+systemd unit, the launchd job and "medalliond start" run. Logs go to stderr.
 
 A first signal shuts down cleanly (in-flight requests finish, the store is
 closed, the socket removed); a second one exits at once with status 1.
@@ -166,10 +175,13 @@ closed, the socket removed); a second one exits at once with status 1.
 			if err != nil {
 				return err
 			}
-			return e.runDaemon(cmd.Context(), cfg)
+			return e.runDaemon(cmd.Context(), cfg, pidFile)
 		},
 	}
 	cf.register(cmd)
+	// For "medalliond start", which marks the daemons it starts.
+	cmd.Flags().StringVar(&pidFile, "pid-file", "", "write the daemon's pid to `file` while it runs")
+	_ = cmd.Flags().MarkHidden("pid-file")
 	return cmd
 }
 
@@ -183,7 +195,7 @@ func newLogger(cfg *config.Config, w io.Writer) hclog.Logger {
 	})
 }
 
-func (e *env) runDaemon(parent context.Context, cfg *config.Config) error {
+func (e *env) runDaemon(parent context.Context, cfg *config.Config, pidFile string) error {
 	if parent == nil {
 		parent = context.Background()
 	}
@@ -198,7 +210,11 @@ func (e *env) runDaemon(parent context.Context, cfg *config.Config) error {
 	defer close(done)
 	go handleSignals(sigs, done, cancel, logger, e.exit)
 
-	if err := daemon.Run(ctx, cfg, logger); err != nil {
+	var opts []daemon.Option
+	if pidFile != "" {
+		opts = append(opts, daemon.WithPIDFile(pidFile))
+	}
+	if err := daemon.Run(ctx, cfg, logger, opts...); err != nil {
 		return err
 	}
 	return nil

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io/fs"
 	"net"
 	"net/http"
@@ -17,6 +18,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/medallionhq/medallion/internal/config"
+	"github.com/medallionhq/medallion/internal/service"
 )
 
 // syncBuffer is an output the test reads while the command writes.
@@ -99,7 +101,10 @@ func TestVersionAndHelp(t *testing.T) {
 	}{
 		{[]string{"version"}, []string{"medalliond ", "go1."}},
 		{[]string{"--version"}, []string{"medalliond "}},
-		{[]string{"--help"}, []string{"run", "service", "config", "version"}},
+		{[]string{"--help"}, []string{"run", "service", "config", "version", "start", "stop", "status", "without a service"}},
+		{[]string{"start", "--help"}, []string{"no service manager", "medalliond.log", "medalliond.pid", "medalliond status >/dev/null || medalliond start", "--wait", "Configuration precedence"}},
+		{[]string{"stop", "--help"}, []string{"SIGTERM", "medalliond service stop"}},
+		{[]string{"status", "--help"}, []string{"exits 0 when a daemon runs and 3"}},
 		{nil, []string{"Usage:", "medalliond [command]"}},
 		{[]string{"run", "--help"}, []string{"Configuration precedence", "MEDALLION_DATA_DIR", "--log-level", "Examples:", "medalliond run --config"}},
 		{[]string{"config", "show", "--help"}, []string{"Configuration precedence", "--config"}},
@@ -407,5 +412,30 @@ func TestServiceOptions(t *testing.T) {
 		if o.ConfigFile != tt.want || !filepath.IsAbs(o.Executable) || !o.User || o.Home != filepath.Join(te.root, "home") {
 			t.Errorf("serviceOptions(%q) = %+v, want config %q", tt.config, o, tt.want)
 		}
+	}
+}
+
+// TestWithoutManagerHint: with no service manager to use, the error points
+// at "medalliond start"; other errors pass unchanged.
+func TestWithoutManagerHint(t *testing.T) {
+	tests := []struct {
+		err  error
+		want string
+	}{
+		{fmt.Errorf("x: %w: systemd is not running here", service.ErrNoServiceManager), `run medalliond without a service manager: "medalliond start"`},
+		{errors.New("install medalliond: Failed to connect to bus: No medium found"), "systemd has no user manager for this login"},
+		{errors.New("install medalliond: Failed to connect to bus: No medium found"), `"medalliond start"`},
+	}
+	for _, tt := range tests {
+		if got := withoutManagerHint(tt.err).Error(); !strings.Contains(got, tt.want) || !strings.HasPrefix(got, tt.err.Error()) {
+			t.Errorf("withoutManagerHint(%q) = %q, want the error then %q", tt.err, got, tt.want)
+		}
+	}
+	other := errors.New("permission denied")
+	if got := withoutManagerHint(other); got != other {
+		t.Errorf("withoutManagerHint(%v) = %v, want it unchanged", other, got)
+	}
+	if withoutManagerHint(nil) != nil {
+		t.Error("withoutManagerHint(nil) is not nil")
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -21,7 +22,8 @@ func (e *env) serviceCommand() *cobra.Command {
 		Use:   "service",
 		Short: "Install and control medalliond as a systemd or launchd service",
 		Long: `Install and control medalliond under the system's service manager: a systemd
-unit on Linux, a launchd job on macOS. With --user it is a per-user service
+unit on Linux, a launchd job on macOS. Without either (a container, WSL, a
+remote shell), use "medalliond start" and "medalliond stop" instead. With --user it is a per-user service
 (systemd user unit, launchd agent) that starts at login and runs as you;
 without, a system service that starts at boot (needs root).
 
@@ -44,7 +46,8 @@ restarts it 5 seconds after a failure, and keeps its stderr log
 		if err != nil {
 			return nil, err
 		}
-		return service.New(opts)
+		m, err := service.New(opts)
+		return m, withoutManagerHint(err)
 	}
 	// action makes a subcommand that runs f and prints done.
 	action := func(use, short, done string, f func(*service.Manager) error) *cobra.Command {
@@ -58,7 +61,7 @@ restarts it 5 seconds after a failure, and keeps its stderr log
 					return err
 				}
 				if err := f(m); err != nil {
-					return withSudoHint(err, user)
+					return withoutManagerHint(withSudoHint(err, user))
 				}
 				fmt.Fprintln(cmd.OutOrStdout(), done)
 				return nil
@@ -80,7 +83,7 @@ restarts it 5 seconds after a failure, and keeps its stderr log
 				return err
 			}
 			if err := m.Install(); err != nil {
-				return withSudoHint(err, user)
+				return withoutManagerHint(withSudoHint(err, user))
 			}
 			hint := "medalliond service start"
 			if user {
@@ -106,7 +109,7 @@ restarts it 5 seconds after a failure, and keeps its stderr log
 				}
 				st, err := m.Status()
 				if err != nil {
-					return err
+					return withoutManagerHint(err)
 				}
 				fmt.Fprintln(cmd.OutOrStdout(), st)
 				if st == service.Failed {
@@ -140,6 +143,23 @@ func serviceOptions(user bool, configFile string) (service.Options, error) {
 		opts.Home = home
 	}
 	return opts, nil
+}
+
+// withoutManagerHint points at "medalliond start" when there is no service
+// manager to use: none at all, or a systemd without a user manager for this
+// login (systemctl --user cannot reach its bus, as over a plain ssh or su).
+func withoutManagerHint(err error) error {
+	if err == nil {
+		return nil
+	}
+	const hint = "run medalliond without a service manager: \"medalliond start\" (and \"medalliond stop\"); medalliond start --help says more"
+	if errors.Is(err, service.ErrNoServiceManager) {
+		return fmt.Errorf("%w\n%s", err, hint)
+	}
+	if msg := err.Error(); strings.Contains(msg, "connect to bus") || strings.Contains(msg, "DBUS_SESSION_BUS_ADDRESS") {
+		return fmt.Errorf("%w\nsystemd has no user manager for this login (no session bus: a container, su, or ssh without lingering; \"loginctl enable-linger\" may fix that)\nor %s", err, hint)
+	}
+	return err
 }
 
 // withSudoHint adds what to do when a system service needs root.

@@ -108,7 +108,7 @@ func (e *unreachableError) Error() string {
 	if errors.Is(e.err, syscall.EACCES) || errors.Is(e.err, syscall.EPERM) {
 		return fmt.Sprintf("cannot reach medalliond at %s: permission denied (the socket belongs to another user?)", e.socket)
 	}
-	return fmt.Sprintf("cannot reach medalliond at %s: is it running? (medalliond service status)", e.socket)
+	return fmt.Sprintf("cannot reach medalliond at %s: is it running? (medalliond start, or medalliond service start --user)", e.socket)
 }
 
 func (e *unreachableError) Unwrap() []error { return []error{ErrUnreachable, e.err} }

@@ -424,7 +424,7 @@ func TestUnreachable(t *testing.T) {
 			if !errors.Is(err, ErrUnreachable) {
 				t.Fatalf("error %v does not wrap ErrUnreachable", err)
 			}
-			want := "cannot reach medalliond at " + tt.sock + ": is it running? (medalliond service status)"
+			want := "cannot reach medalliond at " + tt.sock + ": is it running? (medalliond start, or medalliond service start --user)"
 			if err.Error() != want {
 				t.Errorf("error = %q\nwant    %q", err, want)
 			}
@@ -503,8 +503,8 @@ func TestUnreachableMessages(t *testing.T) {
 		errno syscall.Errno
 		want  string
 	}{
-		{syscall.ENOENT, "cannot reach medalliond at /s.sock: is it running? (medalliond service status)"},
-		{syscall.ECONNREFUSED, "cannot reach medalliond at /s.sock: is it running? (medalliond service status)"},
+		{syscall.ENOENT, "cannot reach medalliond at /s.sock: is it running? (medalliond start, or medalliond service start --user)"},
+		{syscall.ECONNREFUSED, "cannot reach medalliond at /s.sock: is it running? (medalliond start, or medalliond service start --user)"},
 		{syscall.EACCES, "cannot reach medalliond at /s.sock: permission denied (the socket belongs to another user?)"},
 	}
 	for _, tt := range tests {

@@ -15,6 +15,8 @@ import (
 	"path/filepath"
 	"runtime/debug"
 	"slices"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -38,11 +40,26 @@ const LockFileName = "medalliond.lock"
 // context ends; local API calls are short, so anything longer is stuck.
 const ShutdownTimeout = 10 * time.Second
 
+// Option changes how Run runs.
+type Option func(*options)
+
+type options struct{ pidFile string }
+
+// WithPIDFile makes Run write its pid to path once it holds the data dir's
+// lock, before it listens, and remove the file when it returns: a client
+// that gets an answer on the socket finds the file in place. "medalliond
+// start" marks the daemons it started this way.
+func WithPIDFile(path string) Option { return func(o *options) { o.pidFile = path } }
+
 // Run runs the daemon with cfg until ctx ends or the server fails. A
 // shutdown because ctx ended is clean and returns nil.
-func Run(ctx context.Context, cfg *config.Config, logger hclog.Logger) (err error) {
+func Run(ctx context.Context, cfg *config.Config, logger hclog.Logger, opts ...Option) (err error) {
 	if logger == nil {
 		logger = hclog.NewNullLogger()
+	}
+	var o options
+	for _, opt := range opts {
+		opt(&o)
 	}
 	if cfg.MemoryLimit > 0 {
 		// Restore the previous limit on return so Run leaves the process as
@@ -63,6 +80,14 @@ func Run(ctx context.Context, cfg *config.Config, logger hclog.Logger) (err erro
 			err = cerr
 		}
 	}()
+	if o.pidFile != "" {
+		if err := writePIDFile(o.pidFile); err != nil {
+			return err
+		}
+		// Removed before the lock is released: whoever sees the lock free
+		// also sees the file gone.
+		defer removePIDFile(o.pidFile)
+	}
 
 	ln, err := socket.Listen(cfg.Socket, socket.WithLogger(logger.Named("socket")))
 	if err != nil {
@@ -151,6 +176,20 @@ func Run(ctx context.Context, cfg *config.Config, logger hclog.Logger) (err erro
 	}
 	logger.Info("medalliond stopped")
 	return nil
+}
+
+func writePIDFile(path string) error {
+	if err := os.WriteFile(path, []byte(strconv.Itoa(os.Getpid())+"\n"), 0o600); err != nil {
+		return fmt.Errorf("write pid file: %w", err)
+	}
+	return nil
+}
+
+// removePIDFile removes the pid file if it still holds our pid.
+func removePIDFile(path string) {
+	if b, err := os.ReadFile(path); err == nil && strings.TrimSpace(string(b)) == strconv.Itoa(os.Getpid()) {
+		_ = os.Remove(path)
+	}
 }
 
 // runningError reports the other daemon in one sentence of ours while still

@@ -82,14 +82,14 @@ func (r *running) stop(t *testing.T) error {
 }
 
 // start runs a daemon with cfg and waits until its socket answers.
-func start(t *testing.T, cfg *config.Config) *running {
+func start(t *testing.T, cfg *config.Config, opts ...Option) *running {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	r := &running{cancel: cancel, done: make(chan struct{}), log: &syncBuffer{}}
 	logger := hclog.New(&hclog.LoggerOptions{Name: "medalliond", Output: r.log, Level: hclog.Debug})
 	go func() {
 		defer close(r.done)
-		r.err = Run(ctx, cfg, logger)
+		r.err = Run(ctx, cfg, logger, opts...)
 	}()
 	t.Cleanup(func() {
 		cancel()

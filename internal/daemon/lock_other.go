@@ -13,3 +13,8 @@ func lockDataDir(dir string) (*dirLock, error) {
 }
 
 func (*dirLock) release() error { return nil }
+
+// LockHolder fails for the same reason as lockDataDir.
+func LockHolder(dir string) (int, error) {
+	return 0, errors.New("medalliond needs a Unix OS (Linux, macOS, BSD)")
+}

@@ -6,6 +6,7 @@ package e2e
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -17,6 +18,7 @@ import (
 	"github.com/rogpeppe/go-internal/testscript"
 
 	"github.com/medallionhq/medallion/internal/medallion"
+	"github.com/medallionhq/medallion/internal/service"
 )
 
 // binDir holds the freshly built binaries; set by TestMain.
@@ -91,8 +93,24 @@ func TestScripts(t *testing.T) {
 			"eq":      cmdEq,
 			"cptree":  cmdCpTree, "waitctl": cmdWaitCtl, // ingestion scripts (ingest_cmds_test.go)
 		},
+		Condition:           condition,
 		RequireExplicitExec: true,
 	})
+}
+
+// condition answers the scripts' custom conditions:
+//
+//	[servicemanager]  medalliond can install itself here (systemd or launchd)
+func condition(cond string) (bool, error) {
+	switch cond {
+	case "servicemanager":
+		_, err := service.New(service.Options{Executable: "/usr/bin/medalliond"})
+		if errors.Is(err, service.ErrNoServiceManager) {
+			return false, nil
+		}
+		return err == nil, err
+	}
+	return false, fmt.Errorf("unknown condition %q", cond)
 }
 
 // setupScript gives each script the binaries on PATH, a private HOME and XDG
@@ -112,6 +130,14 @@ func setupScript(env *testscript.Env) error {
 	env.Setenv("XDG_RUNTIME_DIR", sockDir)
 	env.Setenv("SOCK", sock)
 	env.Setenv("MEDALLION_SOCKET", sock)
+	// A script that fails between "medalliond start" and "medalliond stop"
+	// must not leave a detached daemon behind.
+	dataDir := filepath.Join(env.WorkDir, "home", ".local", "share", "medallion")
+	env.Defer(func() {
+		if fileExists(filepath.Join(dataDir, "medalliond.lock")) {
+			_ = exec.Command(filepath.Join(binDir, "medalliond"), "stop", "--data-dir", dataDir, "--socket", sock, "--wait", "10s").Run()
+		}
+	})
 	return nil
 }
 

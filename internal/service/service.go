@@ -32,6 +32,11 @@ const (
 // config), short enough that agents barely notice a crash.
 const RestartSec = 5
 
+// ErrNoServiceManager is wrapped by New's error when this machine has no
+// service manager medalliond can install itself under: no systemd running
+// as PID 1 (most containers, WSL without systemd) and no launchd.
+var ErrNoServiceManager = errors.New("no systemd or launchd to install medalliond under")
+
 // Description is the service's one-line description.
 const Description = "Medallion daemon: versioned save files for coding agents"
 
@@ -92,7 +97,7 @@ func New(opts Options) (*Manager, error) {
 	}
 	sys := kservice.ChosenSystem()
 	if sys == nil {
-		return nil, fmt.Errorf("no service manager detected: medalliond supports systemd and launchd; run `medalliond run` another way")
+		return nil, noManager("")
 	}
 	platform := sys.String()
 	cfg := &kservice.Config{
@@ -109,13 +114,38 @@ func New(opts Options) (*Manager, error) {
 		cfg.Name = LaunchdName
 		cfg.Option["LaunchdConfig"] = LaunchdPlist(opts)
 	default:
-		return nil, fmt.Errorf("service manager %s is not supported: medalliond installs itself under systemd and launchd only; see packaging/ to set it up by hand", platform)
+		return nil, noManager(platform)
 	}
 	svc, err := kservice.New(program{}, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("service %s: %w", cfg.Name, err)
 	}
 	return &Manager{opts: opts, svc: svc}, nil
+}
+
+// noManager explains, in words a user knows, that the detected platform is
+// not one medalliond installs itself under.
+func noManager(platform string) error {
+	found := "found none"
+	switch platform {
+	case "", "unix-systemv":
+		// kardianos falls back to System V init when it detects nothing
+		// else: that means no systemd running, not that SysV init is.
+		found = "systemd is not running here (it is not PID 1, as in most containers and WSL)"
+	case "linux-upstart":
+		found = "this system runs Upstart"
+	case "linux-openrc":
+		found = "this system runs OpenRC"
+	case "linux-rcs", "freebsd", "openbsd", "netbsd", "dragonfly":
+		found = "this system uses rc scripts (" + platform + ")"
+	case "linux-procd":
+		found = "this system runs procd (OpenWrt)"
+	case "windows-service":
+		found = "this is Windows"
+	default:
+		found = "this system's service manager is " + platform
+	}
+	return fmt.Errorf("%w: %s", ErrNoServiceManager, found)
 }
 
 // program satisfies kservice.Interface, which New requires. Its methods are

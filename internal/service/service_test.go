@@ -3,6 +3,7 @@ package service
 import (
 	"bufio"
 	"encoding/xml"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -301,6 +302,28 @@ func TestLogHint(t *testing.T) {
 	for _, tt := range tests {
 		if got := LogHint(tt.opts, tt.goos); !strings.HasSuffix(got, tt.want) {
 			t.Errorf("LogHint(%+v, %s) = %q, want …%q", tt.opts, tt.goos, got, tt.want)
+		}
+	}
+}
+
+// TestNoManagerSaysWhatWasFound: a platform kardianos detects but we do not
+// install under is named in words a user knows, never as "unix-systemv".
+func TestNoManagerSaysWhatWasFound(t *testing.T) {
+	tests := []struct{ platform, want string }{
+		{"", "systemd is not running here (it is not PID 1"},
+		{"unix-systemv", "systemd is not running here (it is not PID 1"},
+		{"linux-openrc", "this system runs OpenRC"},
+		{"linux-upstart", "this system runs Upstart"},
+		{"freebsd", "rc scripts (freebsd)"},
+		{"aix-src", "service manager is aix-src"},
+	}
+	for _, tt := range tests {
+		err := noManager(tt.platform)
+		if !errors.Is(err, ErrNoServiceManager) {
+			t.Errorf("noManager(%q) = %v, does not wrap ErrNoServiceManager", tt.platform, err)
+		}
+		if msg := err.Error(); !strings.Contains(msg, tt.want) || strings.Contains(msg, "unix-systemv") {
+			t.Errorf("noManager(%q) = %q, want it to contain %q and not name unix-systemv", tt.platform, msg, tt.want)
 		}
 	}
 }
