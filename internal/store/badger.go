@@ -97,7 +97,8 @@ var _ Store = (*Badger)(nil)
 
 // Open opens (creating it if needed) the store in dir. Only one Badger may
 // have dir open at a time, in any process; a second Open fails with an
-// error wrapping ErrLocked. On a full disk (less than the reserve free) the
+// error wrapping ErrLocked. A directory with tables but no MANIFEST is
+// refused (ErrNoManifest). On a full disk (less than the reserve free) the
 // store opens read-only, reads work and writes fail with ErrDiskFull until
 // space is back and the store has reopened itself read-write; when even a
 // read-only open is impossible, Open fails with ErrDiskFull.
@@ -119,6 +120,10 @@ func Open(dir string, opts Options) (*Badger, error) {
 	}
 	lock, err := lockDir(dir)
 	if err != nil {
+		return nil, fmt.Errorf("open store %s: %w", dir, err)
+	}
+	if err := checkManifest(dir); err != nil {
+		_ = unlockDir(lock)
 		return nil, fmt.Errorf("open store %s: %w", dir, err)
 	}
 	b := &Badger{
