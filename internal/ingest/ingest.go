@@ -101,6 +101,9 @@ const (
 	minRetry         = time.Second
 	maxRetry         = time.Minute
 	maxErrors        = 10
+
+	// pausePoll is how often a paused pipeline asks whether it may go on.
+	pausePoll = time.Second
 )
 
 // batchEvents is the event count at which a batch stops taking lines: half
@@ -142,6 +145,13 @@ type Options struct {
 	// committed batch with what the store reported and the batch's events;
 	// it must return quickly (the checkpoint manager's Observe does).
 	OnIngest func(store.IngestResult, []transcript.Event)
+	// Paused, when set, is asked before each notice and each round of
+	// retries: while it reports true (the store's disk is full) the
+	// pipeline reads nothing, keeps its notices queued and asks again
+	// every second. Whoever pauses it logs why; a batch the store refuses
+	// with store.ErrDiskFull is retried once the pause ends, without a
+	// log line per file.
+	Paused func() bool
 	// Logger receives the pipeline's logs; nil discards them.
 	Logger hclog.Logger
 	// Now is the clock; nil means time.Now.
@@ -331,7 +341,15 @@ func (p *Pipeline) Run(ctx context.Context) error {
 	timer := time.NewTimer(time.Hour)
 	defer timer.Stop()
 	for {
-		for ctx.Err() == nil {
+		if p.paused() {
+			select {
+			case <-ctx.Done():
+				return nil
+			case <-time.After(pausePoll):
+			}
+			continue
+		}
+		for ctx.Err() == nil && !p.paused() {
 			n, ok := p.dequeue()
 			if !ok {
 				break
@@ -364,6 +382,8 @@ func (p *Pipeline) Run(ctx context.Context) error {
 		}
 	}
 }
+
+func (p *Pipeline) paused() bool { return p.opts.Paused != nil && p.opts.Paused() }
 
 // load reads every stored file state, so that a file's state is in memory
 // before its first notice, and refreshes their sizes for the backlog.
@@ -571,6 +591,13 @@ func (p *Pipeline) process(stop, work context.Context, watch, path string) {
 func (p *Pipeline) retryLater(key string, f *file, err error) {
 	if errors.Is(err, fs.ErrNotExist) {
 		p.checks[key] = p.now().Add(p.opts.GoneGrace)
+		return
+	}
+	if errors.Is(err, store.ErrDiskFull) {
+		// Nothing was stored and the offset stayed: read the file again
+		// once Paused lets the pipeline go on, with no back-off to wait
+		// out after the disk had room again.
+		p.retries[key] = p.now().Add(minRetry)
 		return
 	}
 	d := p.backoff[key] * 2
