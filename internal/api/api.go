@@ -13,7 +13,7 @@
 //	GET  /v1/medallions/{id}/history        HistoryResponse
 //
 // Errors are an Error body with a fitting status: 400 bad input, 404 not
-// found, 409 exists/conflict, 403 forbidden, 500 ours.
+// found, 409 exists/conflict, 403 forbidden, 507 disk full, 500 ours.
 package api
 
 import (
@@ -35,6 +35,7 @@ const (
 	CodeExists    = "exists"    // 409: create of an existing id
 	CodeConflict  = "conflict"  // 409: update based on a stale version
 	CodeForbidden = "forbidden" // 403: browser-originated request
+	CodeDiskFull  = "disk_full" // 507: too little free space under the data dir to write
 	CodeInternal  = "internal"  // 500
 )
 
@@ -58,8 +59,31 @@ type Status struct {
 	Medallions int    `json:"medallions"`
 	// StoreBytes is the on-disk size of the store (LSM + value log).
 	StoreBytes int64 `json:"store_bytes"`
+	// Disk is the free space under the data dir and whether the daemon
+	// stopped writing for want of it; nil from a daemon that does not
+	// measure it.
+	Disk *DiskStatus `json:"disk,omitempty"`
 	// Ingest is nil when the daemon runs without ingestion.
 	Ingest *IngestStatus `json:"ingest,omitempty"`
+}
+
+// DiskStatus is the disk part of Status.
+type DiskStatus struct {
+	// FreeBytes is the space still free under the data dir.
+	FreeBytes int64 `json:"free_bytes"`
+	// ReserveBytes is the free space below which the daemon writes
+	// nothing: on a full disk the store's memory-mapped writes would kill
+	// it.
+	ReserveBytes int64 `json:"reserve_bytes"`
+	// Full is set while FreeBytes < ReserveBytes: ingestion is paused and
+	// writes are refused (507); reads work. Both resume by themselves once
+	// space is freed.
+	Full bool `json:"full"`
+	// ReadOnly is set while the store is open read-only because the disk
+	// was full when the daemon started; it reopens read-write by itself.
+	ReadOnly bool `json:"read_only"`
+	// Message says in a sentence what is going on when Full or ReadOnly.
+	Message string `json:"message,omitempty"`
 }
 
 // ListResponse answers GET /v1/medallions.

@@ -82,10 +82,17 @@ func Run(ctx context.Context, cfg *config.Config, logger hclog.Logger) (err erro
 		}
 	}()
 
-	st, err := store.Open(filepath.Join(cfg.DataDir, "store"), store.Options{Logger: logger.Named("store")})
+	dk := newDisk(cfg.DataDir, logger.Named("disk"))
+	st, err := store.Open(filepath.Join(cfg.DataDir, "store"), store.Options{
+		Logger:        logger.Named("store"),
+		OnSpace:       dk.onSpace,
+		FreeSpace:     freeSpace,
+		SpaceInterval: spaceInterval,
+	})
 	if err != nil {
 		return err
 	}
+	dk.attach(st)
 	defer func() {
 		if cerr := st.Close(); cerr != nil && err == nil {
 			err = cerr
@@ -110,6 +117,7 @@ func Run(ctx context.Context, cfg *config.Config, logger hclog.Logger) (err erro
 		Episodes:   st,
 		Checkpoint: ing.manager.Checkpoint,
 		Ingest:     ing.status,
+		Disk:       dk.status,
 		// The ingester's resolver: a load for a folder finds the medallion
 		// its sessions were checkpointed into.
 		ScopeForCWD: func(cwd string) []string { return slices.Clone(ing.scope.Resolve(cwd)) },

@@ -79,7 +79,10 @@ func startIngestion(ctx context.Context, cfg *config.Config, st *store.Badger, l
 		MaxText:        int(cfg.Ingest.MaxText),
 		MaxMessageText: int(cfg.Ingest.MaxMessageText),
 		OnIngest:       mgr.Observe,
-		Logger:         logger.Named("ingest"),
+		// A full disk pauses reading; the store reports it (see disk.go)
+		// and says when there is room again.
+		Paused: func() bool { return !st.Space().Writable() },
+		Logger: logger.Named("ingest"),
 	})
 	if err != nil {
 		return nil, fmt.Errorf("ingest: %w", err)

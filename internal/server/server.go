@@ -71,6 +71,9 @@ type Config struct {
 	// Ingest reports the ingestion figures for GET /v1/status; nil leaves
 	// Status.Ingest out.
 	Ingest func() *api.IngestStatus
+	// Disk reports the free space under the data dir for GET /v1/status;
+	// nil leaves Status.Disk out.
+	Disk func() *api.DiskStatus
 	// ScopeForCWD resolves a working directory to the graph nodes of its
 	// scope for GET /v1/load?cwd=; nil answers such loads with 400 "this
 	// daemon cannot resolve --cwd".
@@ -277,6 +280,10 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 		status, body.Code = http.StatusConflict, api.CodeExists
 	case errors.Is(err, store.ErrConflict):
 		status, body.Code = http.StatusConflict, api.CodeConflict
+	case errors.Is(err, store.ErrDiskFull):
+		// The daemon logged the full disk once already; the caller gets
+		// the sentence, not another error line per request.
+		status, body.Code = http.StatusInsufficientStorage, api.CodeDiskFull
 	default:
 		body.Code = api.CodeInternal
 		if r.Context().Err() != nil {
@@ -364,6 +371,10 @@ func (s *Server) status(r *http.Request) (any, error) {
 	if s.cfg.Ingest != nil {
 		ingest = s.cfg.Ingest()
 	}
+	var disk *api.DiskStatus
+	if s.cfg.Disk != nil {
+		disk = s.cfg.Disk()
+	}
 	return api.Status{
 		Version:    version.String(),
 		PID:        os.Getpid(),
@@ -373,6 +384,7 @@ func (s *Server) status(r *http.Request) (any, error) {
 		Socket:     s.cfg.Socket,
 		Medallions: n,
 		StoreBytes: s.cfg.DiskUsage(),
+		Disk:       disk,
 		Ingest:     ingest,
 	}, nil
 }
