@@ -48,6 +48,8 @@ type fakeDaemon struct {
 	episodes       map[string][]episode.BufferedEvent
 	checkpointErrs map[string]string
 	checkpointReqs []api.CheckpointRequest
+	// disk is Status.Disk.
+	disk *api.DiskStatus
 }
 
 // socketPath returns a fresh socket path short enough for sun_path, in a
@@ -109,7 +111,7 @@ func (f *fakeDaemon) handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /v1/status", func(w http.ResponseWriter, r *http.Request) {
 		f.mu.Lock()
-		statusErr, version, count, ingest := f.statusErr, f.version, len(f.versions), f.ingest
+		statusErr, version, count, ingest, disk := f.statusErr, f.version, len(f.versions), f.ingest, f.disk
 		f.mu.Unlock()
 		if statusErr != nil {
 			f.reply(w, http.StatusInternalServerError, statusErr)
@@ -118,7 +120,7 @@ func (f *fakeDaemon) handler() http.Handler {
 		f.reply(w, http.StatusOK, &api.Status{
 			Version: version, PID: 4242, StartedAt: "2025-11-17T08:00:00.000000Z", UptimeSec: 5400,
 			DataDir: "/home/ada/.local/share/medallion", Socket: "/run/user/1000/medallion/medallion.sock",
-			Medallions: count, StoreBytes: 3 << 20, Ingest: ingest,
+			Medallions: count, StoreBytes: 3 << 20, Ingest: ingest, Disk: disk,
 		})
 	})
 	mux.HandleFunc("GET /v1/medallions", func(w http.ResponseWriter, r *http.Request) {
