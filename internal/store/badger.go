@@ -126,6 +126,13 @@ func Open(dir string, opts Options) (*Badger, error) {
 		_ = unlockDir(lock)
 		return nil, fmt.Errorf("open store %s: %w", dir, err)
 	}
+	torn := func(file string, at, end int64) {
+		logger.Warn("a write cut short by a crash is dropped from the store's log", "dir", dir, "file", file, "offset", at, "bytes", end-at)
+	}
+	if err := checkLogs(dir, torn); err != nil {
+		_ = unlockDir(lock)
+		return nil, fmt.Errorf("open store %s: %w", dir, err)
+	}
 	b := &Badger{
 		dir:       dir,
 		lock:      lock,
@@ -164,6 +171,11 @@ func Open(dir string, opts Options) (*Badger, error) {
 		return nil, fmt.Errorf("open store %s: %w", dir, err)
 	}
 	b.db = db
+	if err := b.verify(); err != nil {
+		_ = db.Close()
+		_ = unlockDir(lock)
+		return nil, fmt.Errorf("open store %s: %w", dir, err)
+	}
 	b.readOnly.Store(readOnly)
 	if readOnly {
 		logger.Warn("disk full: store opened read-only; it reopens read-write once space is back",
@@ -224,7 +236,10 @@ func badgerOptions(dir string, logger hclog.Logger) badger.Options {
 		// kernel before it returns, so a crash or kill -9 of the daemon
 		// loses nothing; only a power cut can drop the last writes, and
 		// an fsync per update would cap writes at the disk's flush rate.
-		WithSyncWrites(false)
+		WithSyncWrites(false).
+		// A damaged value is an error rather than garbage handed to a
+		// decoder (issue 11: "unexpected end of JSON input" at start).
+		WithVerifyValueChecksum(true)
 }
 
 // countKeys counts the m/ keys and the index lists without reading values.

@@ -139,6 +139,7 @@ func (b *Badger) spaceLoop(interval time.Duration) {
 // reports the second and third cases.
 func (b *Badger) openDB(s Space) (db *badger.DB, readOnly bool, err error) {
 	opts := badgerOptions(b.dir, b.logger.Named("badger"))
+	defer func() { err = asDamage(b.dir, err) }()
 	if !s.Full {
 		db, err = badger.Open(opts)
 		return db, false, err
