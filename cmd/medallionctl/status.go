@@ -147,6 +147,9 @@ func (a *app) printStatus(st *api.Status) error {
 		}
 		fmt.Fprintf(tw, "disk\t%s\n", cell(disk))
 	}
+	if st.StoreDamage != "" {
+		fmt.Fprintf(tw, "store\t%s\n", cell(st.StoreDamage))
+	}
 	if err := tw.Flush(); err != nil {
 		return err
 	}

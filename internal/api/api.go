@@ -59,6 +59,10 @@ type Status struct {
 	Medallions int    `json:"medallions"`
 	// StoreBytes is the on-disk size of the store (LSM + value log).
 	StoreBytes int64 `json:"store_bytes"`
+	// StoreDamage, when set, is what the daemon's periodic read-back of the
+	// store found damaged, with what to do about it; the daemon keeps
+	// serving what it can read.
+	StoreDamage string `json:"store_damage,omitempty"`
 	// Disk is the free space under the data dir and whether the daemon
 	// stopped writing for want of it; nil from a daemon that does not
 	// measure it.

@@ -84,10 +84,11 @@ func Run(ctx context.Context, cfg *config.Config, logger hclog.Logger) (err erro
 
 	dk := newDisk(cfg.DataDir, logger.Named("disk"))
 	st, err := store.Open(filepath.Join(cfg.DataDir, "store"), store.Options{
-		Logger:        logger.Named("store"),
-		OnSpace:       dk.onSpace,
-		FreeSpace:     freeSpace,
-		SpaceInterval: spaceInterval,
+		Logger:         logger.Named("store"),
+		OnSpace:        dk.onSpace,
+		FreeSpace:      freeSpace,
+		SpaceInterval:  spaceInterval,
+		VerifyInterval: verifyInterval,
 	})
 	if err != nil {
 		return err
@@ -118,6 +119,7 @@ func Run(ctx context.Context, cfg *config.Config, logger hclog.Logger) (err erro
 		Checkpoint: ing.manager.Checkpoint,
 		Ingest:     ing.status,
 		Disk:       dk.status,
+		Damage:     st.Damage,
 		// The ingester's resolver: a load for a folder finds the medallion
 		// its sessions were checkpointed into.
 		ScopeForCWD: func(cwd string) []string { return slices.Clone(ing.scope.Resolve(cwd)) },

@@ -12,10 +12,12 @@ import (
 )
 
 // Test seams: how the store measures the free space under the data dir,
-// and how often it does so between writes (zero: the store's default).
+// how often it does so between writes, and how often it reads itself back
+// (zero: the store's defaults).
 var (
-	freeSpace     = store.FreeSpace
-	spaceInterval time.Duration
+	freeSpace      = store.FreeSpace
+	spaceInterval  time.Duration
+	verifyInterval time.Duration
 )
 
 // disk turns the store's free-space reports into the daemon's: one log

@@ -170,3 +170,52 @@ func TestMissingManifestStopsDaemon(t *testing.T) {
 		t.Fatalf("Run without MANIFEST: %v", err)
 	}
 }
+
+// TestDamagedStore: damage found while running shows in status and the
+// log, and a restart on the damaged store refuses with the way back.
+func TestDamagedStore(t *testing.T) {
+	prev := verifyInterval
+	verifyInterval = 50 * time.Millisecond
+	t.Cleanup(func() { verifyInterval = prev })
+	cfg, path := watchConfig(t)
+	r := start(t, cfg)
+	c := client.New(cfg.Socket)
+	ctx := context.Background()
+	// Long prompts: their chunks go to the value log.
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for n := range 20 {
+		fmt.Fprintf(f, `{"type":"user","sessionId":"s-1","uuid":"u-%d","timestamp":"2026-03-02T09:00:00Z","message":{"role":"user","content":"%s"}}`+"\n",
+			n, strings.Repeat("a long prompt about the parser ", 100))
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the events", func() bool { return buffered(c, "s-1") == 20 })
+	vlog := filepath.Join(cfg.DataDir, "store", "000001.vlog")
+	fh, err := os.OpenFile(vlog, os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := fh.WriteAt([]byte(strings.Repeat("\xff", 64)), 4096); err != nil {
+		t.Fatal(err)
+	}
+	fh.Close()
+	want := "the store under " + filepath.Join(cfg.DataDir, "store") + " is damaged"
+	waitFor(t, "the damage in status", func() bool {
+		st, err := c.Status(ctx)
+		return err == nil && strings.Contains(st.StoreDamage, want)
+	})
+	if !strings.Contains(r.log.String(), "the store is damaged") {
+		t.Errorf("no damage line in the log:\n%s", r.log)
+	}
+	if err := r.stop(t); err != nil {
+		t.Fatal(err)
+	}
+	err = Run(ctx, cfg, nil)
+	if !errors.Is(err, store.ErrDamaged) || !strings.Contains(err.Error(), want) {
+		t.Fatalf("restart on the damaged store: %v", err)
+	}
+}

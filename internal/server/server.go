@@ -74,6 +74,9 @@ type Config struct {
 	// Disk reports the free space under the data dir for GET /v1/status;
 	// nil leaves Status.Disk out.
 	Disk func() *api.DiskStatus
+	// Damage reports what the store's periodic verification found
+	// damaged (nil: nothing) for GET /v1/status.
+	Damage func() error
 	// ScopeForCWD resolves a working directory to the graph nodes of its
 	// scope for GET /v1/load?cwd=; nil answers such loads with 400 "this
 	// daemon cannot resolve --cwd".
@@ -375,17 +378,24 @@ func (s *Server) status(r *http.Request) (any, error) {
 	if s.cfg.Disk != nil {
 		disk = s.cfg.Disk()
 	}
+	var damage string
+	if s.cfg.Damage != nil {
+		if err := s.cfg.Damage(); err != nil {
+			damage = err.Error()
+		}
+	}
 	return api.Status{
-		Version:    version.String(),
-		PID:        os.Getpid(),
-		StartedAt:  medallion.FormatTime(s.cfg.StartedAt),
-		UptimeSec:  int64(time.Since(s.cfg.StartedAt) / time.Second),
-		DataDir:    s.cfg.DataDir,
-		Socket:     s.cfg.Socket,
-		Medallions: n,
-		StoreBytes: s.cfg.DiskUsage(),
-		Disk:       disk,
-		Ingest:     ingest,
+		Version:     version.String(),
+		PID:         os.Getpid(),
+		StartedAt:   medallion.FormatTime(s.cfg.StartedAt),
+		UptimeSec:   int64(time.Since(s.cfg.StartedAt) / time.Second),
+		DataDir:     s.cfg.DataDir,
+		Socket:      s.cfg.Socket,
+		Medallions:  n,
+		StoreBytes:  s.cfg.DiskUsage(),
+		Disk:        disk,
+		StoreDamage: damage,
+		Ingest:      ingest,
 	}, nil
 }
 

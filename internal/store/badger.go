@@ -18,6 +18,10 @@ import (
 	"github.com/medallionhq/medallion/internal/medallion"
 )
 
+// DefaultVerifyInterval is how often a running store reads itself back
+// when Options.VerifyInterval is zero.
+const DefaultVerifyInterval = 24 * time.Hour
+
 // DefaultGCInterval is how often the value log is garbage-collected when
 // Options.GCInterval is zero.
 const DefaultGCInterval = 10 * time.Minute
@@ -47,6 +51,11 @@ type Options struct {
 	// writes; zero means DefaultSpaceInterval, negative disables it (and
 	// with it the reopening of a read-only store).
 	SpaceInterval time.Duration
+	// VerifyInterval is how often every table block and live value is
+	// read back and checked (as at Open); zero means DefaultVerifyInterval,
+	// negative disables the pass. Damage found is logged and kept for
+	// Damage.
+	VerifyInterval time.Duration
 	// FreeSpace measures the free bytes under dir; nil means FreeSpace.
 	// Tests fake a full disk with it.
 	FreeSpace func(dir string) (int64, error)
@@ -84,10 +93,12 @@ type Badger struct {
 	mu     sync.RWMutex
 	closed bool
 
-	stop      chan struct{} // closed by Close: ends the collector and spaceLoop
-	gcDone    chan struct{}
-	spaceDone chan struct{}
-	gcPasses  atomic.Int64 // completed collector passes, for tests
+	stop       chan struct{} // closed by Close: ends the collector, spaceLoop and verifyLoop
+	gcDone     chan struct{}
+	spaceDone  chan struct{}
+	verifyDone chan struct{}
+	damage     atomic.Pointer[error] // what the last verification pass found
+	gcPasses   atomic.Int64          // completed collector passes, for tests
 
 	closeOnce sync.Once
 	closeErr  error
@@ -134,16 +145,17 @@ func Open(dir string, opts Options) (*Badger, error) {
 		return nil, fmt.Errorf("open store %s: %w", dir, err)
 	}
 	b := &Badger{
-		dir:       dir,
-		lock:      lock,
-		logger:    logger,
-		now:       now,
-		reserve:   opts.Reserve,
-		freeSpace: opts.FreeSpace,
-		onSpace:   opts.OnSpace,
-		stop:      make(chan struct{}),
-		gcDone:    make(chan struct{}),
-		spaceDone: make(chan struct{}),
+		dir:        dir,
+		lock:       lock,
+		logger:     logger,
+		now:        now,
+		reserve:    opts.Reserve,
+		freeSpace:  opts.FreeSpace,
+		onSpace:    opts.OnSpace,
+		stop:       make(chan struct{}),
+		gcDone:     make(chan struct{}),
+		spaceDone:  make(chan struct{}),
+		verifyDone: make(chan struct{}),
 	}
 	switch {
 	case b.reserve == 0:
@@ -198,6 +210,15 @@ func Open(dir string, opts Options) (*Badger, error) {
 		go b.spaceLoop(spaceInterval)
 	} else {
 		close(b.spaceDone)
+	}
+	verifyInterval := opts.VerifyInterval
+	if verifyInterval == 0 {
+		verifyInterval = DefaultVerifyInterval
+	}
+	if verifyInterval > 0 {
+		go b.verifyLoop(verifyInterval)
+	} else {
+		close(b.verifyDone)
 	}
 	return b, nil
 }
@@ -316,6 +337,7 @@ func (b *Badger) Close() error {
 		close(b.stop)
 		<-b.gcDone
 		<-b.spaceDone
+		<-b.verifyDone
 		b.mu.Lock()
 		defer b.mu.Unlock()
 		var err error

@@ -3,6 +3,7 @@ package store
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -14,6 +15,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	badger "github.com/dgraph-io/badger/v4"
 )
@@ -377,4 +379,43 @@ func verifyTables(db *badger.DB) (err error) {
 		}
 	}()
 	return db.VerifyChecksum()
+}
+
+// verifyLoop runs verify every interval until Close. Bit rot and a stray
+// write show up between restarts too; found, the damage is logged once and
+// kept for Damage, and the store keeps serving what it can read. Blocks in
+// Badger's block cache are checked as cached, not re-read from disk.
+func (b *Badger) verifyLoop(interval time.Duration) {
+	defer close(b.verifyDone)
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-b.stop:
+			return
+		case <-t.C:
+		}
+		if err := b.begin(context.Background()); err != nil {
+			return
+		}
+		err := b.verify()
+		b.mu.RUnlock()
+		if err == nil {
+			b.damage.Store(nil)
+			continue
+		}
+		if prev := b.damage.Load(); prev == nil || (*prev).Error() != err.Error() {
+			b.logger.Error("the store is damaged", "dir", b.dir, "error", err)
+		}
+		b.damage.Store(&err)
+	}
+}
+
+// Damage is what the last periodic verification found wrong with the
+// store (an error wrapping ErrDamaged), or nil.
+func (b *Badger) Damage() error {
+	if p := b.damage.Load(); p != nil {
+		return *p
+	}
+	return nil
 }

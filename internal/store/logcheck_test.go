@@ -2,6 +2,7 @@ package store
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -11,6 +12,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/hashicorp/go-hclog"
 )
@@ -234,5 +236,37 @@ func TestDamagedTableRefused(t *testing.T) {
 				t.Fatalf("open: %v", err)
 			}
 		})
+	}
+}
+
+// TestVerifyWhileRunning: damage that appears while the store is open is
+// found by the periodic pass, logged once and reported by Damage, and the
+// store keeps serving.
+func TestVerifyWhileRunning(t *testing.T) {
+	dir := t.TempDir()
+	var logs lockedLog
+	s := openSpace(t, dir, Options{GCInterval: -1, Reserve: -1, VerifyInterval: 20 * time.Millisecond,
+		Logger: hclog.New(&hclog.LoggerOptions{Output: &logs, Level: hclog.Warn})})
+	for i := range 10 {
+		mustIngest(t, s, IngestBatch{File: file(fmt.Sprintf("f%d", i), 1), Events: bigEvents(fmt.Sprintf("b%d", i), 4, 1, 8, 8<<10)})
+	}
+	if s.Damage() != nil {
+		t.Fatalf("damage before any: %v", s.Damage())
+	}
+	res, err := checkLog(filepath.Join(dir, "000001.vlog"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeAt(t, filepath.Join(dir, "000001.vlog"), res.stop/2, garbage(64))
+	waitFor(t, "the damage found", func() bool { return s.Damage() != nil })
+	if err := s.Damage(); !errors.Is(err, ErrDamaged) || !strings.Contains(err.Error(), "values that cannot be read: ") {
+		t.Errorf("damage: %v", err)
+	}
+	waitFor(t, "another pass", func() bool { return strings.Count(logs.String(), "badger error") >= 2 })
+	if n := strings.Count(logs.String(), "the store is damaged"); n != 1 {
+		t.Errorf("%d damage lines, want 1:\n%s", n, logs.String())
+	}
+	if fs, err := s.FileState(context.Background(), "f0"); err != nil || fs == nil {
+		t.Errorf("file state: %+v, %v", fs, err)
 	}
 }
