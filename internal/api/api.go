@@ -102,6 +102,24 @@ type PutResponse struct {
 	Medallion *medallion.Medallion `json:"medallion"`
 }
 
+// Export and import (issue 11: a way back, and a way to move machines):
+//
+//	GET  /v1/export   every version of every medallion as JSON Lines
+//	                  (application/x-ndjson): one medallion.v1 document per
+//	                  line, by id, oldest version first; a stream cut short
+//	                  ends without its final chunk, never as a short 200
+//	POST /v1/import   such lines → ImportResponse; ids already stored are
+//	                  left as they are and listed
+
+// ImportResponse answers POST /v1/import.
+type ImportResponse struct {
+	// Imported counts the medallions stored, Versions their versions.
+	Imported int `json:"imported"`
+	Versions int `json:"versions"`
+	// Existing lists the ids that were stored already and left unchanged.
+	Existing []string `json:"existing"`
+}
+
 // HistoryResponse answers GET /v1/medallions/{id}/history.
 type HistoryResponse struct {
 	ID       string                  `json:"medallion_id"`

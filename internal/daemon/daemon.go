@@ -120,6 +120,8 @@ func Run(ctx context.Context, cfg *config.Config, logger hclog.Logger) (err erro
 		Ingest:     ing.status,
 		Disk:       dk.status,
 		Damage:     st.Damage,
+		Export:     st.Export,
+		Import:     st.Import,
 		// The ingester's resolver: a load for a folder finds the medallion
 		// its sessions were checkpointed into.
 		ScopeForCWD: func(cwd string) []string { return slices.Clone(ing.scope.Resolve(cwd)) },

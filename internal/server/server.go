@@ -77,6 +77,11 @@ type Config struct {
 	// Damage reports what the store's periodic verification found
 	// damaged (nil: nothing) for GET /v1/status.
 	Damage func() error
+	// Export and Import move every medallion version out and in for GET
+	// /v1/export and POST /v1/import (store.Badger's methods); nil answers
+	// those with 404.
+	Export func(ctx context.Context, fn func(*medallion.Medallion) error) error
+	Import func(ctx context.Context, versions []*medallion.Medallion) error
 	// ScopeForCWD resolves a working directory to the graph nodes of its
 	// scope for GET /v1/load?cwd=; nil answers such loads with 400 "this
 	// daemon cannot resolve --cwd".
@@ -130,6 +135,8 @@ func (s *Server) routes() *http.ServeMux {
 	mux.Handle("GET /v1/sessions/{id...}", s.endpoint(s.session))
 	mux.Handle("GET /v1/load", s.endpoint(s.load))
 	mux.Handle("POST /v1/checkpoint", extendWrite(checkpointWriteTimeout, s.endpoint(s.checkpoint)))
+	mux.Handle("GET /v1/export", extendWrite(transferTimeout, http.HandlerFunc(s.export)))
+	mux.Handle("POST /v1/import", extendWrite(transferTimeout, s.endpoint(s.importMedallions)))
 	return mux
 }
 
@@ -180,7 +187,11 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	// The original writer, not rec: net/http then knows to close the
 	// connection after a 413 instead of draining an oversized body.
-	r.Body = http.MaxBytesReader(w, r.Body, MaxBodyBytes)
+	limit := int64(MaxBodyBytes)
+	if r.URL.Path == "/v1/import" {
+		limit = MaxImportBytes // read line by line, never held whole
+	}
+	r.Body = http.MaxBytesReader(w, r.Body, limit)
 
 	if _, pattern := s.mux.Handler(r); pattern == "" {
 		s.noRoute(rec, r)

@@ -49,6 +49,16 @@ func (b *Badger) Export(ctx context.Context, fn func(*medallion.Medallion) error
 	return nil
 }
 
+// ErrBadImport is wrapped by Import's error when the versions handed to it
+// do not make one medallion (mixed ids, missing or misnumbered versions).
+var ErrBadImport = errors.New("bad import")
+
+// badImport is an ErrBadImport with its own sentence.
+type badImport struct{ msg string }
+
+func (e *badImport) Error() string        { return e.msg }
+func (e *badImport) Is(target error) bool { return target == ErrBadImport }
+
 // importChunk is how many versions one Import transaction writes: well
 // under Badger's batch limit even for versions kept in the LSM tree.
 const importChunk = 256
@@ -60,7 +70,7 @@ const importChunk = 256
 // *medallion.ValidationError naming the version when one is invalid.
 func (b *Badger) Import(ctx context.Context, versions []*medallion.Medallion) error {
 	if len(versions) == 0 {
-		return errors.New("import: no versions")
+		return &badImport{"import: no versions"}
 	}
 	id := versions[0].Meta.MedallionID
 	if err := b.begin(ctx); err != nil {
@@ -76,10 +86,10 @@ func (b *Badger) Import(ctx context.Context, versions []*medallion.Medallion) er
 		c := v.Clone()
 		c.Normalize()
 		if c.Meta.MedallionID != id {
-			return fmt.Errorf("import %s: version %d belongs to %q", id, i+1, c.Meta.MedallionID)
+			return &badImport{fmt.Sprintf("import %s: version %d belongs to %q", id, i+1, c.Meta.MedallionID)}
 		}
 		if c.Meta.Version != i+1 {
-			return fmt.Errorf("import %s: version %d is numbered %d: every version from 1 on is needed, in order", id, i+1, c.Meta.Version)
+			return &badImport{fmt.Sprintf("import %s: version %d is numbered %d: every version from 1 on is needed, in order", id, i+1, c.Meta.Version)}
 		}
 		if err := c.Validate(); err != nil {
 			return fmt.Errorf("import %s version %d: %w", id, i+1, err)
