@@ -94,6 +94,10 @@ func Run(ctx context.Context, cfg *config.Config, logger hclog.Logger) (err erro
 		return err
 	}
 	dk.attach(st)
+	exp := newExporter(st, cfg.DataDir, logger.Named("export"))
+	exp.start()
+	// Stopped before the store closes (deferred calls run last first).
+	defer exp.close()
 	defer func() {
 		if cerr := st.Close(); cerr != nil && err == nil {
 			err = cerr
