@@ -86,7 +86,7 @@ unit / launchd agent with "medalliond service install --user".`,
 	root.SetOut(e.stdout)
 	root.SetErr(e.stderr)
 	root.SetVersionTemplate("medalliond {{.Version}}\n")
-	root.AddCommand(e.runCommand(), e.versionCommand(), e.configCommand(), e.serviceCommand())
+	root.AddCommand(e.runCommand(), e.versionCommand(), e.configCommand(), e.serviceCommand(), e.repairCommand())
 	return root
 }
 

@@ -38,8 +38,9 @@ import (
 // the transaction's version in decimal, follows.
 
 const (
-	logHeaderSize  = 20 // Badger's vlogHeaderSize
-	entryHeaderMax = 22 // Badger's maxHeaderSize
+	logHeaderSize  = 20     // Badger's vlogHeaderSize
+	entryHeaderMax = 22     // Badger's maxHeaderSize
+	bitDelete      = 1 << 0 // Badger's bitDelete: a tombstone
 	bitTxn         = 1 << 6
 	bitFinTxn      = 1 << 7
 	maxKeyLen      = 1 << 16
