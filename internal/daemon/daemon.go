@@ -51,6 +51,9 @@ func Run(ctx context.Context, cfg *config.Config, logger hclog.Logger) (err erro
 		defer debug.SetMemoryLimit(prev)
 	}
 
+	// Restored on return, like the memory limit, for tests that run
+	// several daemons in one process.
+	defer privateFiles()()
 	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
 		return fmt.Errorf("create data dir: %w", err)
 	}

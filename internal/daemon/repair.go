@@ -45,6 +45,7 @@ func Repair(ctx context.Context, cfg *config.Config, logger hclog.Logger) (*Repa
 	if logger == nil {
 		logger = hclog.NewNullLogger()
 	}
+	defer privateFiles()()
 	lock, err := lockDataDir(cfg.DataDir)
 	if err != nil {
 		return nil, fmt.Errorf("repair: %w (stop it first: medalliond service stop)", err)

@@ -137,6 +137,10 @@ func Open(dir string, opts Options) (*Badger, error) {
 		_ = unlockDir(lock)
 		return nil, fmt.Errorf("open store %s: %w", dir, err)
 	}
+	if err := privateModes(dir); err != nil {
+		_ = unlockDir(lock)
+		return nil, fmt.Errorf("open store %s: %w", dir, err)
+	}
 	torn := func(file string, at, end int64) {
 		logger.Warn("a write cut short by a crash is dropped from the store's log", "dir", dir, "file", file, "offset", at, "bytes", end-at)
 	}

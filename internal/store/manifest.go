@@ -58,3 +58,29 @@ func (e *noManifestError) Error() string {
 
 // Is makes errors.Is(err, ErrNoManifest) true.
 func (e *noManifestError) Is(target error) bool { return target == ErrNoManifest }
+
+// privateModes takes group and other permissions off the files in dir:
+// Badger creates several of them 0644 (the daemon now runs with a 0077
+// umask, but stores written before kept those modes), and a backup copied
+// with "cp -a" keeps them too.
+func privateModes(dir string) error {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return fmt.Errorf("file modes: %w", err)
+	}
+	for _, e := range entries {
+		if !e.Type().IsRegular() {
+			continue
+		}
+		fi, err := e.Info()
+		if err != nil {
+			continue // removed meanwhile
+		}
+		if mode := fi.Mode().Perm(); mode&0o077 != 0 {
+			if err := os.Chmod(filepath.Join(dir, e.Name()), mode&^0o077); err != nil {
+				return fmt.Errorf("file modes: %w", err)
+			}
+		}
+	}
+	return nil
+}

@@ -59,3 +59,31 @@ func dataFiles(t *testing.T, dir string) []string {
 	}
 	return out
 }
+
+// TestOpenMakesFilesPrivate: files a store written before kept 0644 (as
+// Badger creates them) lose their group and other bits at Open. (Files
+// Badger creates from then on are the daemon's umask's business: see
+// daemon.TestDataDirIsPrivate.)
+func TestOpenMakesFilesPrivate(t *testing.T) {
+	dir := t.TempDir()
+	fillStore(t, dir)
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		if err := os.Chmod(filepath.Join(dir, e.Name()), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	openSpace(t, dir, Options{GCInterval: -1, Reserve: -1})
+	for _, e := range entries {
+		fi, err := os.Stat(filepath.Join(dir, e.Name()))
+		if err != nil {
+			continue // Badger removed it at Open
+		}
+		if fi.Mode().Perm()&0o077 != 0 {
+			t.Errorf("%s is %v after Open", e.Name(), fi.Mode().Perm())
+		}
+	}
+}
