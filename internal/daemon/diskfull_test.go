@@ -166,7 +166,7 @@ func TestMissingManifestStopsDaemon(t *testing.T) {
 		t.Fatal(err)
 	}
 	err := Run(context.Background(), cfg, nil)
-	if !errors.Is(err, store.ErrNoManifest) || !strings.Contains(err.Error(), "mv "+dir+" "+dir+".damaged") {
+	if !errors.Is(err, store.ErrNoManifest) || !strings.Contains(err.Error(), dir) || !strings.Contains(err.Error(), "medalliond repair") {
 		t.Fatalf("Run without MANIFEST: %v", err)
 	}
 }

@@ -63,12 +63,14 @@ type damageError struct {
 }
 
 func (e *damageError) Error() string {
-	return fmt.Sprintf("the store under %s is damaged: %s. "+
-		"To recover, stop medalliond and either put back a backup copy of the whole directory, "+
-		"or move it aside (mv %s %s.damaged) and start medalliond again: it builds a new store and re-ingests "+
-		"the transcripts still on disk, but medallions that came from anywhere else stay in the damaged copy",
-		e.dir, e.detail, e.dir, e.dir)
+	return fmt.Sprintf("the store under %s is damaged: %s. "+recovery, e.dir, e.detail)
 }
+
+// recovery is what a damaged store's error tells the user to do.
+const recovery = "To recover, stop medalliond and run 'medalliond repair': it moves the store aside (keeping it), " +
+	"stores every medallion it can read from it and those of the newest automatic export, " +
+	"and the next start re-ingests the transcripts still on disk. " +
+	"Or put back a backup copy of the whole directory"
 
 // Is makes errors.Is(err, ErrDamaged) true.
 func (e *damageError) Is(target error) bool { return target == ErrDamaged }

@@ -136,7 +136,7 @@ func TestDamagedLogsRefused(t *testing.T) {
 			if !errors.Is(err, ErrDamaged) {
 				t.Fatalf("open: %v, want ErrDamaged", err)
 			}
-			for _, want := range []string{"the store under " + dir + " is damaged", tt.want, "mv " + dir + " " + dir + ".damaged"} {
+			for _, want := range []string{"the store under " + dir + " is damaged", tt.want, "medalliond repair"} {
 				if !strings.Contains(err.Error(), want) {
 					t.Errorf("message lacks %q: %v", want, err)
 				}

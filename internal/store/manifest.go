@@ -49,11 +49,8 @@ type noManifestError struct {
 
 func (e *noManifestError) Error() string {
 	return fmt.Sprintf("the store under %s is damaged: %s is missing but %d table (.sst) and %d value log (.vlog) files are there; "+
-		"refusing to open it, because Badger would start empty and delete them. "+
-		"To recover, stop medalliond and either put back a backup copy of the whole directory, "+
-		"or move it aside (mv %s %s.damaged) and start medalliond again: it builds a new store and re-ingests "+
-		"the transcripts still on disk, but medallions that came from anywhere else stay in the damaged copy",
-		e.dir, badger.ManifestFilename, e.tables, e.vlogs, e.dir, e.dir)
+		"refusing to open it, because Badger would start empty and delete them. "+recovery,
+		e.dir, badger.ManifestFilename, e.tables, e.vlogs)
 }
 
 // Is makes errors.Is(err, ErrNoManifest) true.
