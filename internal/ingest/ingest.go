@@ -482,6 +482,9 @@ func (p *Pipeline) check(ctx context.Context, key string) {
 		p.fail("identify file", f.state.Path, err)
 		return
 	}
+	if !p.finishRenamed(ctx, key, f) {
+		return
+	}
 	p.forget(ctx, key, f, "file gone")
 }
 
