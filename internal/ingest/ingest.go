@@ -659,7 +659,7 @@ func (p *Pipeline) batch(ctx context.Context, w Watch, f *file) (more bool, err 
 				// parser's memory of the old content must not judge the
 				// new one.
 				restarted = true
-				f.parser, f.fileID, f.state.Format = nil, "", ""
+				f.parser, f.fileID, f.state.Format, f.state.SessionID = nil, "", "", ""
 			}
 		}
 		kept, n, ok := p.parseLine(w, f, l.Data, l.Offset)
@@ -685,7 +685,7 @@ func (p *Pipeline) batch(ctx context.Context, w Watch, f *file) (more bool, err 
 	if res.Restart != "" {
 		p.log.Info("file starts over", "path", f.state.Path, "reason", res.Restart, "old_offset", f.state.Offset, "generation", f.state.Generation+1)
 		if !restarted {
-			f.parser, f.fileID, f.state.Format = nil, "", ""
+			f.parser, f.fileID, f.state.Format, f.state.SessionID = nil, "", "", ""
 		}
 	}
 	for reason, n := range res.Skipped {
@@ -740,6 +740,7 @@ func (p *Pipeline) parseLine(w Watch, f *file, data []byte, offset int64) (event
 		if e.SessionID == "" {
 			e.SessionID = transcript.SessionFromPath(f.state.Path).SessionID
 		}
+		e.SessionID = fileSession(f, e.SessionID)
 		if e.ID == "" || e.SessionID == "" || len(e.SessionID) > store.MaxSessionIDLen || hasNUL(e.SessionID) {
 			f.skips[SkipNoSession]++
 			continue
