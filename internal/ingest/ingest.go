@@ -822,7 +822,13 @@ func (p *Pipeline) quietTail(ctx context.Context, key string, f *file) {
 		p.retryLater(key, f, err)
 		return
 	}
-	p.log.Info("took an unterminated last line as complete", "path", f.state.Path, "bytes", n)
+	if len(lines) == 0 && len(f.skips) > 0 {
+		// Over max_line or binary: consumed, not ingested, and the log
+		// must not say otherwise.
+		p.log.Warn("skipped an unterminated last line", "path", f.state.Path, "bytes", n, "reasons", slices.Sorted(maps.Keys(f.skips)))
+	} else {
+		p.log.Info("took an unterminated last line as complete", "path", f.state.Path, "bytes", n)
+	}
 	p.bytes.Add(n)
 	p.redactions.Add(redactions)
 	p.smu.Lock()
