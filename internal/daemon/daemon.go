@@ -107,7 +107,9 @@ func Run(ctx context.Context, cfg *config.Config, logger hclog.Logger) (err erro
 		}
 	}()
 
-	ing, err := startIngestion(ctx, cfg, st, logger)
+	// Every medallion write (API, curation, import) is redacted first.
+	rs := newRedactingStore(st, logger.Named("redact"))
+	ing, err := startIngestion(ctx, cfg, st, rs, logger)
 	if err != nil {
 		return err
 	}
@@ -116,7 +118,7 @@ func Run(ctx context.Context, cfg *config.Config, logger hclog.Logger) (err erro
 	defer ing.stop(ctx)
 
 	srv := server.New(server.Config{
-		Store:      st,
+		Store:      rs,
 		Logger:     logger.Named("server"),
 		DataDir:    cfg.DataDir,
 		Socket:     cfg.Socket,
@@ -128,7 +130,7 @@ func Run(ctx context.Context, cfg *config.Config, logger hclog.Logger) (err erro
 		Disk:       dk.status,
 		Damage:     st.Damage,
 		Export:     st.Export,
-		Import:     st.Import,
+		Import:     rs.Import,
 		// The ingester's resolver: a load for a folder finds the medallion
 		// its sessions were checkpointed into.
 		ScopeForCWD: func(cwd string) []string { return slices.Clone(ing.scope.Resolve(cwd)) },

@@ -41,8 +41,9 @@ type ingestion struct {
 }
 
 // startIngestion builds and starts the chain from cfg. Checkpoints are
-// curated by Tier 0 (package curate) into st.
-func startIngestion(ctx context.Context, cfg *config.Config, st *store.Badger, logger hclog.Logger) (*ingestion, error) {
+// curated by Tier 0 (package curate) into medallions, the store that
+// redacts them before writing.
+func startIngestion(ctx context.Context, cfg *config.Config, st *store.Badger, medallions store.Store, logger hclog.Logger) (*ingestion, error) {
 	watches := cfg.EffectiveWatches()
 	in := &ingestion{log: logger.Named("ingest"), root: logger, formats: map[string]string{}}
 
@@ -53,7 +54,7 @@ func startIngestion(ctx context.Context, cfg *config.Config, st *store.Badger, l
 	resolver := scope.New(rules, scope.Options{})
 	in.scope = resolver
 
-	mgr, err := checkpoint.New(st, &curate.Curator{Store: st}, checkpoint.Options{
+	mgr, err := checkpoint.New(st, &curate.Curator{Store: medallions}, checkpoint.Options{
 		Policy: checkpoint.Policy{
 			EveryEvents: cfg.Checkpoint.EveryEvents, MinEvents: cfg.Checkpoint.MinEvents,
 			Idle: cfg.Checkpoint.Idle, Schedule: cfg.Checkpoint.Schedule,
