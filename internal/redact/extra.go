@@ -23,6 +23,8 @@ const (
 	KindPasswordProse = "stated-secret"
 )
 
+// The kinds of prefixes are listed with them.
+
 // extraSpans returns the spans of the rules above, sorted.
 func extraSpans(s string) []span {
 	var out []span
@@ -31,7 +33,80 @@ func extraSpans(s string) []span {
 	out = mailchimp(s, out)
 	out = passwordFlags(s, out)
 	out = statedSecrets(s, out)
+	out = prefixedTokens(s, out)
+	out = urlUserTokens(s, out)
+	return sortSpans(out)
+}
+
+// prefixed is a token format known by its prefix and the length and
+// alphabet of what follows.
+type prefixed struct {
+	prefix string
+	hex    bool // else [A-Za-z0-9_-]
+	min    int
+	kind   string
+}
+
+// prefixes lists formats the high-entropy rule misses: their bodies are
+// hex (which it leaves to digests) or split at '_' into short segments.
+var prefixes = []prefixed{
+	{"dop_v1_", true, 64, "digitalocean-token"},
+	{"doo_v1_", true, 64, "digitalocean-token"},
+	{"shpat_", true, 32, "shopify-token"},
+	{"shpss_", true, 32, "shopify-token"},
+	{"shpca_", true, 32, "shopify-token"},
+	{"shppa_", true, 32, "shopify-token"},
+	{"dckr_pat_", false, 20, "docker-token"},
+}
+
+func prefixedTokens(s string, out []span) []span {
+	for _, f := range prefixes {
+		for i := 0; ; {
+			k := strings.Index(s[i:], f.prefix)
+			if k < 0 {
+				break
+			}
+			p := i + k
+			b := p + len(f.prefix)
+			i = b
+			var e int
+			if f.hex {
+				e = b
+				for e < len(s) && isHex(s[e:e+1]) {
+					e++
+				}
+			} else {
+				e = spanURLSafe(s, b)
+			}
+			if tokenStart(s, p) && e-b >= f.min && tokenEnd(s, e) {
+				out = append(out, span{p, e, f.kind})
+				i = e
+			}
+		}
+	}
 	return out
+}
+
+// urlUserTokens finds a token given as a URL's user with no password
+// (https://<token>@host, a Sentry DSN's key, https://ghp_…@github.com):
+// 20 bytes or more of hex or of mixed letters and digits.
+func urlUserTokens(s string, out []span) []span {
+	for i := 0; ; {
+		k := strings.Index(s[i:], "://")
+		if k < 0 {
+			return out
+		}
+		u := i + k + 3
+		i = u
+		e := spanURLSafe(s, u)
+		if e >= len(s) || s[e] != '@' || e-u < 20 {
+			continue
+		}
+		if tok := s[u:e]; isHex(tok) || mixed(tok) && !wordy(tok) {
+			out = append(out, span{u, e, KindURLPassword})
+			i = e
+		}
+	}
 }
 
 // tokenStart reports whether a token may start at s[i]: the byte before
