@@ -309,8 +309,29 @@ func sortSpans(out []span) []span {
 }
 
 // passphrase reports whether a quoted stated value of several words is a
-// passphrase rather than a phrase: it holds a digit or a symbol.
+// passphrase ('correct horse 9 battery') rather than a phrase or code
+// (`file + "\n" + snippet`): three or more words of letters and digits,
+// single-spaced, at least one digit or one of !#%&*@^~ among them.
 func passphrase(val string) bool {
-	return strings.Contains(val, " ") && runClass(strings.ReplaceAll(val, " ", ""))&(cDigit|cSym) != 0 ||
-		strings.ContainsAny(val, "!#%&*@^~")
+	words := strings.Split(val, " ")
+	if len(words) < 3 {
+		return false
+	}
+	marked := false
+	for _, w := range words {
+		if w == "" {
+			return false
+		}
+		for i := 0; i < len(w); i++ {
+			c := w[i]
+			switch {
+			case class[c]&cAlpha != 0:
+			case class[c]&cDigit != 0 || strings.IndexByte("!#%&*@^~", c) >= 0:
+				marked = true
+			default:
+				return false
+			}
+		}
+	}
+	return marked
 }
