@@ -19,8 +19,23 @@ import (
 // take, not memory: 100k medallions of a few versions export to ~1 GiB.
 const MaxImportBytes = 4 << 30
 
-// transferTimeout is how long an export or import may take to answer.
+// transferTimeout is how long an export or import may take, reading its
+// body and writing its answer.
 const transferTimeout = 10 * time.Minute
+
+// extendTransfer gives next the transfer timeout in place of the server's
+// 30-second read and write timeouts, which would cut a large import's body
+// or export's stream.
+func extendTransfer(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		rc := http.NewResponseController(w)
+		// Best effort, as extendWrite: a writer that cannot move its
+		// deadlines keeps the server's.
+		_ = rc.SetReadDeadline(time.Now().Add(transferTimeout))
+		_ = rc.SetWriteDeadline(time.Now().Add(transferTimeout))
+		next.ServeHTTP(w, r)
+	})
+}
 
 // export answers GET /v1/export with every version of every medallion as
 // JSON Lines. A failure before the first line is an ordinary error

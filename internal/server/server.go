@@ -135,8 +135,8 @@ func (s *Server) routes() *http.ServeMux {
 	mux.Handle("GET /v1/sessions/{id...}", s.endpoint(s.session))
 	mux.Handle("GET /v1/load", s.endpoint(s.load))
 	mux.Handle("POST /v1/checkpoint", extendWrite(checkpointWriteTimeout, s.endpoint(s.checkpoint)))
-	mux.Handle("GET /v1/export", extendWrite(transferTimeout, http.HandlerFunc(s.export)))
-	mux.Handle("POST /v1/import", extendWrite(transferTimeout, s.endpoint(s.importMedallions)))
+	mux.Handle("GET /v1/export", extendTransfer(http.HandlerFunc(s.export)))
+	mux.Handle("POST /v1/import", extendTransfer(s.endpoint(s.importMedallions)))
 	return mux
 }
 
