@@ -194,6 +194,7 @@ type Pipeline struct {
 	bytes, lines, events, duplicates, redactions atomic.Int64
 	backlog, tracked                             atomic.Int64
 	lastIngest                                   atomic.Int64 // unix nanos
+	sweptAt                                      time.Time    // see idle.go; Run's goroutine
 	smu                                          sync.Mutex
 	skipped                                      map[string]int64
 	errs                                         []string
@@ -213,6 +214,8 @@ type file struct {
 	skips  map[string]int64
 	// contrib is this file's share of the backlog figure.
 	contrib int64
+	// read is when the file was last read to its end (see idle.go).
+	read time.Time
 }
 
 // New returns a pipeline storing into st.
@@ -424,6 +427,7 @@ func (p *Pipeline) load(ctx context.Context) error {
 // due runs the checks and retries whose time has come.
 func (p *Pipeline) due(ctx context.Context) {
 	now := p.now()
+	p.sweepParsers(now)
 	for key, at := range p.checks {
 		if !now.Before(at) {
 			delete(p.checks, key)
@@ -580,6 +584,7 @@ func (p *Pipeline) process(stop, work context.Context, watch, path string) {
 				p.tails[key] = p.now().Add(p.opts.QuietTail)
 			} else {
 				delete(p.tails, key)
+				p.readToEnd(f)
 			}
 			return
 		}
