@@ -50,6 +50,9 @@ type fakeDaemon struct {
 	episodes       map[string][]episode.BufferedEvent
 	checkpointErrs map[string]string
 	checkpointReqs []api.CheckpointRequest
+	// disk is Status.Disk, storeDamage Status.StoreDamage.
+	disk        *api.DiskStatus
+	storeDamage string
 }
 
 // socketPath returns a fresh socket path short enough for sun_path, in a
@@ -111,7 +114,7 @@ func (f *fakeDaemon) handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /v1/status", func(w http.ResponseWriter, r *http.Request) {
 		f.mu.Lock()
-		statusErr, version, count, ingest, llm := f.statusErr, f.version, len(f.versions), f.ingest, f.llm
+		statusErr, version, count, ingest, llm, disk, damage := f.statusErr, f.version, len(f.versions), f.ingest, f.llm, f.disk, f.storeDamage
 		f.mu.Unlock()
 		if statusErr != nil {
 			f.reply(w, http.StatusInternalServerError, statusErr)
@@ -120,7 +123,7 @@ func (f *fakeDaemon) handler() http.Handler {
 		f.reply(w, http.StatusOK, &api.Status{
 			Version: version, PID: 4242, StartedAt: "2025-11-17T08:00:00.000000Z", UptimeSec: 5400,
 			DataDir: "/home/ada/.local/share/medallion", Socket: "/run/user/1000/medallion/medallion.sock",
-			Medallions: count, StoreBytes: 3 << 20, Ingest: ingest, LLM: llm,
+			Medallions: count, StoreBytes: 3 << 20, Ingest: ingest, LLM: llm, Disk: disk, StoreDamage: damage,
 		})
 	})
 	mux.HandleFunc("GET /v1/medallions", func(w http.ResponseWriter, r *http.Request) {

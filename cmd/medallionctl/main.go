@@ -183,6 +183,8 @@ func (a *app) commands() []namedCommand {
 		{"history", a.historyCommand},
 		{"diff", a.diffCommand},
 		{"put", a.putCommand},
+		{"export", a.exportCommand},
+		{"import", a.importCommand},
 		{"sessions", a.sessionsCommand},
 		{"session", a.sessionCommand},
 		{"checkpoint", a.checkpointCommand},

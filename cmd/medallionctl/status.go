@@ -31,7 +31,11 @@ func (a *app) statusCommand() *cobra.Command {
 		Use:   "status",
 		Short: "Show whether medalliond is running and what it holds",
 		Long: `Status asks medalliond for its version, process id, uptime, socket, data
-directory, how many medallions it stores and how much disk the store uses.
+directory, how many medallions it stores, how much disk the store uses and
+how much is still free under the data directory. Below a reserve (64 MiB)
+the daemon stops writing rather than crash: the disk line then says that
+ingestion is paused (and whether the store is open read-only); it resumes
+by itself once space is freed.
 
 When the daemon ingests transcripts it also shows the folders it watches
 (and whether they exist yet), how many directories and files it tracks, how
@@ -140,6 +144,18 @@ func (a *app) printStatus(st *api.Status) error {
 	fmt.Fprintf(tw, "data dir\t%s\n", cell(st.DataDir))
 	fmt.Fprintf(tw, "medallions\t%d\n", st.Medallions)
 	fmt.Fprintf(tw, "store size\t%s\n", humanBytes(st.StoreBytes))
+	if d := st.Disk; d != nil {
+		// On a full disk the daemon's sentence says what stopped and
+		// that it resumes by itself; otherwise the headroom is enough.
+		disk := humanBytes(d.FreeBytes) + " free"
+		if d.Message != "" {
+			disk = d.Message
+		}
+		fmt.Fprintf(tw, "disk\t%s\n", cell(disk))
+	}
+	if st.StoreDamage != "" {
+		fmt.Fprintf(tw, "store\t%s\n", cell(st.StoreDamage))
+	}
 	if err := tw.Flush(); err != nil {
 		return err
 	}

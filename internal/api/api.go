@@ -16,7 +16,7 @@
 //	POST /v1/llm/check                      LLMCheck (llm.go)
 //
 // Errors are an Error body with a fitting status: 400 bad input, 404 not
-// found, 409 exists/conflict, 403 forbidden, 500 ours.
+// found, 409 exists/conflict, 403 forbidden, 507 disk full, 500 ours.
 package api
 
 import (
@@ -41,6 +41,7 @@ const (
 	CodeExists    = "exists"    // 409: create of an existing id
 	CodeConflict  = "conflict"  // 409: update based on a stale version
 	CodeForbidden = "forbidden" // 403: browser-originated request
+	CodeDiskFull  = "disk_full" // 507: too little free space under the data dir to write
 	CodeInternal  = "internal"  // 500
 )
 
@@ -64,10 +65,37 @@ type Status struct {
 	Medallions int    `json:"medallions"`
 	// StoreBytes is the on-disk size of the store (LSM + value log).
 	StoreBytes int64 `json:"store_bytes"`
+	// StoreDamage, when set, is what the daemon's periodic read-back of the
+	// store found damaged, with what to do about it; the daemon keeps
+	// serving what it can read.
+	StoreDamage string `json:"store_damage,omitempty"`
+	// Disk is the free space under the data dir and whether the daemon
+	// stopped writing for want of it; nil from a daemon that does not
+	// measure it.
+	Disk *DiskStatus `json:"disk,omitempty"`
 	// Ingest is nil when the daemon runs without ingestion.
 	Ingest *IngestStatus `json:"ingest,omitempty"`
 	// LLM is nil when the config has no llm block (no Tier 1, no network).
 	LLM *LLMStatus `json:"llm,omitempty"`
+}
+
+// DiskStatus is the disk part of Status.
+type DiskStatus struct {
+	// FreeBytes is the space still free under the data dir.
+	FreeBytes int64 `json:"free_bytes"`
+	// ReserveBytes is the free space below which the daemon writes
+	// nothing: on a full disk the store's memory-mapped writes would kill
+	// it.
+	ReserveBytes int64 `json:"reserve_bytes"`
+	// Full is set while FreeBytes < ReserveBytes: ingestion is paused and
+	// writes are refused (507); reads work. Both resume by themselves once
+	// space is freed.
+	Full bool `json:"full"`
+	// ReadOnly is set while the store is open read-only because the disk
+	// was full when the daemon started; it reopens read-write by itself.
+	ReadOnly bool `json:"read_only"`
+	// Message says in a sentence what is going on when Full or ReadOnly.
+	Message string `json:"message,omitempty"`
 }
 
 // ListResponse answers GET /v1/medallions.
@@ -80,6 +108,24 @@ type PutResponse struct {
 	// Created is true when the request stored a new medallion (version 1).
 	Created   bool                 `json:"created"`
 	Medallion *medallion.Medallion `json:"medallion"`
+}
+
+// Export and import (issue 11: a way back, and a way to move machines):
+//
+//	GET  /v1/export   every version of every medallion as JSON Lines
+//	                  (application/x-ndjson): one medallion.v1 document per
+//	                  line, by id, oldest version first; a stream cut short
+//	                  ends without its final chunk, never as a short 200
+//	POST /v1/import   such lines → ImportResponse; ids already stored are
+//	                  left as they are and listed
+
+// ImportResponse answers POST /v1/import.
+type ImportResponse struct {
+	// Imported counts the medallions stored, Versions their versions.
+	Imported int `json:"imported"`
+	Versions int `json:"versions"`
+	// Existing lists the ids that were stored already and left unchanged.
+	Existing []string `json:"existing"`
 }
 
 // HistoryResponse answers GET /v1/medallions/{id}/history.

@@ -2,6 +2,7 @@ package client
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -74,6 +75,14 @@ func (c *Client) roundTrip(ctx context.Context, method, target, contentType stri
 
 // exchange writes the request and reads the response.
 func exchange(conn io.ReadWriter, method, target, contentType, userAgent string, body []byte) (*response, error) {
+	if err := writeRequest(conn, method, target, contentType, userAgent, body); err != nil {
+		return nil, err
+	}
+	return readResponse(bufio.NewReader(conn), method)
+}
+
+// writeRequest writes one request with its whole body.
+func writeRequest(conn io.Writer, method, target, contentType, userAgent string, body []byte) error {
 	var head strings.Builder
 	head.Grow(256)
 	head.WriteString(method + " " + target + " HTTP/1.1\r\nHost: medalliond\r\n")
@@ -89,13 +98,26 @@ func exchange(conn io.ReadWriter, method, target, contentType, userAgent string,
 	_, _ = w.WriteString(head.String())
 	_, _ = w.Write(body)
 	if err := w.Flush(); err != nil {
-		return nil, fmt.Errorf("send request: %w", err)
+		return fmt.Errorf("send request: %w", err)
 	}
-	return readResponse(bufio.NewReader(conn), method)
+	return nil
 }
 
-// readResponse reads a status line, headers and the body.
-func readResponse(r *bufio.Reader, method string) (*response, error) {
+// head is a response's status line and the headers the client uses.
+type head struct {
+	status  int
+	version string
+	length  int64 // -1 when there is no Content-Length
+	chunked bool
+}
+
+// hasBody reports whether a body follows the head.
+func (h *head) hasBody(method string) bool {
+	return method != "HEAD" && h.status != 204 && h.status != 304 && (h.status < 100 || h.status >= 200)
+}
+
+// readHead reads a status line and the headers.
+func readHead(r *bufio.Reader) (*head, error) {
 	budget := maxHeaderBytes
 	line, err := readLine(r, &budget)
 	if err != nil {
@@ -107,16 +129,14 @@ func readResponse(r *bufio.Reader, method string) (*response, error) {
 	if !strings.HasPrefix(proto, "HTTP/1.") || err != nil || len(code) != 3 {
 		return nil, fmt.Errorf("read response: malformed status line %q", line)
 	}
-	resp := &response{status: status}
-	length := int64(-1)
-	chunked := false
+	h := &head{status: status, length: -1}
 	for {
 		line, err := readLine(r, &budget)
 		if err != nil {
 			return nil, fmt.Errorf("read response headers: %w", err)
 		}
 		if line == "" {
-			break
+			return h, nil
 		}
 		name, value, ok := strings.Cut(line, ":")
 		if !ok {
@@ -125,23 +145,33 @@ func readResponse(r *bufio.Reader, method string) (*response, error) {
 		value = strings.TrimSpace(value)
 		switch {
 		case strings.EqualFold(name, "Content-Length"):
-			if length, err = strconv.ParseInt(value, 10, 64); err != nil || length < 0 {
+			if h.length, err = strconv.ParseInt(value, 10, 64); err != nil || h.length < 0 {
 				return nil, fmt.Errorf("read response headers: bad Content-Length %q", value)
 			}
 		case strings.EqualFold(name, "Transfer-Encoding"):
-			chunked = strings.EqualFold(value, "chunked")
+			h.chunked = strings.EqualFold(value, "chunked")
 		case strings.EqualFold(name, api.VersionHeader):
-			resp.version = value
+			h.version = value
 		}
 	}
-	if method == "HEAD" || status == 204 || status == 304 || (status >= 100 && status < 200) {
+}
+
+// readResponse reads a status line, headers and the body.
+func readResponse(r *bufio.Reader, method string) (*response, error) {
+	h, err := readHead(r)
+	if err != nil {
+		return nil, err
+	}
+	resp := &response{status: h.status, version: h.version}
+	if !h.hasBody(method) {
 		return resp, nil
 	}
 	limit := int64(maxResponseBytes + 1)
 	switch {
-	case chunked:
+	case h.chunked:
 		resp.body, err = readChunked(r, limit)
-	case length >= 0:
+	case h.length >= 0:
+		length := h.length
 		if length > limit {
 			// Read no more than the cap; the caller reports the size.
 			length = limit
@@ -155,6 +185,20 @@ func readResponse(r *bufio.Reader, method string) (*response, error) {
 		return nil, fmt.Errorf("read response body: %w", err)
 	}
 	return resp, nil
+}
+
+// copyBody copies a response body to w as it arrives, without a cap.
+func copyBody(w io.Writer, r *bufio.Reader, h *head) error {
+	switch {
+	case h.chunked:
+		return copyChunked(w, r)
+	case h.length >= 0:
+		_, err := io.CopyN(w, r, h.length)
+		return err
+	default:
+		_, err := io.Copy(w, r)
+		return err
+	}
 }
 
 // readLine reads one CRLF- (or LF-) terminated line, charging it to budget.
@@ -179,47 +223,65 @@ func readLine(r *bufio.Reader, budget *int) (string, error) {
 	return strings.TrimRight(sb.String(), "\r\n"), nil
 }
 
+// errCapped stops a copy into a capWriter that is full.
+var errCapped = errors.New("response body capped")
+
+// capWriter keeps the first left bytes written to it.
+type capWriter struct {
+	buf  bytes.Buffer
+	left int64
+}
+
+func (c *capWriter) Write(p []byte) (int, error) {
+	if int64(len(p)) > c.left {
+		c.buf.Write(p[:c.left])
+		c.left = 0
+		return 0, errCapped
+	}
+	c.left -= int64(len(p))
+	return c.buf.Write(p)
+}
+
 // readChunked decodes a chunked body, keeping at most limit bytes.
 func readChunked(r *bufio.Reader, limit int64) ([]byte, error) {
-	var out []byte
+	w := &capWriter{left: limit}
+	if err := copyChunked(w, r); err != nil && !errors.Is(err, errCapped) {
+		return nil, err
+	}
+	return w.buf.Bytes(), nil
+}
+
+// copyChunked decodes a chunked body into w.
+func copyChunked(w io.Writer, r *bufio.Reader) error {
 	for {
 		budget := maxChunkLine
 		line, err := readLine(r, &budget)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		size, _, _ := strings.Cut(line, ";")
 		n, err := strconv.ParseInt(strings.TrimSpace(size), 16, 64)
 		if err != nil || n < 0 {
-			return nil, fmt.Errorf("bad chunk size %q", line)
+			return fmt.Errorf("bad chunk size %q", line)
 		}
 		if n == 0 {
 			// Trailers, then the final empty line.
 			for {
 				budget := maxHeaderBytes
 				if line, err := readLine(r, &budget); err != nil || line == "" {
-					return out, err
+					return err
 				}
 			}
 		}
-		if int64(len(out))+n > limit {
-			n = limit - int64(len(out))
-			start := len(out)
-			out = append(out, make([]byte, n)...)
-			_, err := io.ReadFull(r, out[start:])
-			return out, err
-		}
-		start := len(out)
-		out = append(out, make([]byte, n)...)
-		if _, err := io.ReadFull(r, out[start:]); err != nil {
-			return nil, err
+		if _, err := io.CopyN(w, r, n); err != nil {
+			return err
 		}
 		budget = maxChunkLine
 		if line, err := readLine(r, &budget); err != nil || line != "" {
 			if err == nil {
 				err = fmt.Errorf("chunk not followed by CRLF")
 			}
-			return nil, err
+			return err
 		}
 	}
 }

@@ -68,6 +68,9 @@ func Run(ctx context.Context, cfg *config.Config, logger hclog.Logger, opts ...O
 		defer debug.SetMemoryLimit(prev)
 	}
 
+	// Restored on return, like the memory limit, for tests that run
+	// several daemons in one process.
+	defer privateFiles()()
 	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
 		return fmt.Errorf("create data dir: %w", err)
 	}
@@ -107,17 +110,31 @@ func Run(ctx context.Context, cfg *config.Config, logger hclog.Logger, opts ...O
 		}
 	}()
 
-	st, err := store.Open(filepath.Join(cfg.DataDir, "store"), store.Options{Logger: logger.Named("store")})
+	dk := newDisk(cfg.DataDir, logger.Named("disk"))
+	st, err := store.Open(filepath.Join(cfg.DataDir, "store"), store.Options{
+		Logger:         logger.Named("store"),
+		OnSpace:        dk.onSpace,
+		FreeSpace:      freeSpace,
+		SpaceInterval:  spaceInterval,
+		VerifyInterval: verifyInterval,
+	})
 	if err != nil {
 		return err
 	}
+	dk.attach(st)
+	exp := newExporter(st, cfg.DataDir, logger.Named("export"))
+	exp.start()
+	// Stopped before the store closes (deferred calls run last first).
+	defer exp.close()
 	defer func() {
 		if cerr := st.Close(); cerr != nil && err == nil {
 			err = cerr
 		}
 	}()
 
-	ing, err := startIngestion(ctx, cfg, st, logger)
+	// Every medallion write (API, curation, import) is redacted first.
+	rs := newRedactingStore(st, logger.Named("redact"))
+	ing, err := startIngestion(ctx, cfg, st, rs, logger)
 	if err != nil {
 		return err
 	}
@@ -126,7 +143,7 @@ func Run(ctx context.Context, cfg *config.Config, logger hclog.Logger, opts ...O
 	defer ing.stop(ctx)
 
 	srv := server.New(server.Config{
-		Store:      st,
+		Store:      rs,
 		Logger:     logger.Named("server"),
 		DataDir:    cfg.DataDir,
 		Socket:     cfg.Socket,
@@ -135,6 +152,10 @@ func Run(ctx context.Context, cfg *config.Config, logger hclog.Logger, opts ...O
 		Episodes:   st,
 		Checkpoint: ing.manager.Checkpoint,
 		Ingest:     ing.status,
+		Disk:       dk.status,
+		Damage:     st.Damage,
+		Export:     st.Export,
+		Import:     rs.Import,
 		// The ingester's resolver: a load for a folder finds the medallion
 		// its sessions were checkpointed into.
 		ScopeForCWD: func(cwd string) []string { return slices.Clone(ing.scope.Resolve(cwd)) },

@@ -46,8 +46,9 @@ type ingestion struct {
 }
 
 // startIngestion builds and starts the chain from cfg. Checkpoints are
-// curated by Tier 0 (package curate) into st.
-func startIngestion(ctx context.Context, cfg *config.Config, st *store.Badger, logger hclog.Logger) (*ingestion, error) {
+// curated by Tier 0 (package curate) into medallions, the store that
+// redacts them before writing.
+func startIngestion(ctx context.Context, cfg *config.Config, st *store.Badger, medallions store.Store, logger hclog.Logger) (*ingestion, error) {
 	watches := cfg.EffectiveWatches()
 	in := &ingestion{log: logger.Named("ingest"), root: logger, formats: map[string]string{}}
 
@@ -66,7 +67,7 @@ func startIngestion(ctx context.Context, cfg *config.Config, st *store.Badger, l
 	if client != nil {
 		logger.Info("tier 1 curator on", "endpoint", client.Stats().Endpoint, "model", cfg.LLM.Model)
 	}
-	mgr, err := checkpoint.New(st, &curate.Curator{Store: st, Tier1: tier1}, checkpoint.Options{
+	mgr, err := checkpoint.New(st, &curate.Curator{Store: medallions, Tier1: tier1}, checkpoint.Options{
 		Policy: checkpoint.Policy{
 			EveryEvents: cfg.Checkpoint.EveryEvents, MinEvents: cfg.Checkpoint.MinEvents,
 			Idle: cfg.Checkpoint.Idle, Schedule: cfg.Checkpoint.Schedule,
@@ -92,7 +93,10 @@ func startIngestion(ctx context.Context, cfg *config.Config, st *store.Badger, l
 		MaxText:        int(cfg.Ingest.MaxText),
 		MaxMessageText: int(cfg.Ingest.MaxMessageText),
 		OnIngest:       mgr.Observe,
-		Logger:         logger.Named("ingest"),
+		// A full disk pauses reading; the store reports it (see disk.go)
+		// and says when there is room again.
+		Paused: func() bool { return !st.Space().Writable() },
+		Logger: logger.Named("ingest"),
 	})
 	if err != nil {
 		return nil, fmt.Errorf("ingest: %w", err)

@@ -116,6 +116,9 @@ const (
 	minRetry         = time.Second
 	maxRetry         = time.Minute
 	maxErrors        = 10
+
+	// pausePoll is how often a paused pipeline asks whether it may go on.
+	pausePoll = time.Second
 )
 
 // batchEvents is the event count at which a batch stops taking lines: half
@@ -157,6 +160,13 @@ type Options struct {
 	// committed batch with what the store reported and the batch's events;
 	// it must return quickly (the checkpoint manager's Observe does).
 	OnIngest func(store.IngestResult, []transcript.Event)
+	// Paused, when set, is asked before each notice and each round of
+	// retries: while it reports true (the store's disk is full) the
+	// pipeline reads nothing, keeps its notices queued and asks again
+	// every second. Whoever pauses it logs why; a batch the store refuses
+	// with store.ErrDiskFull is retried once the pause ends, without a
+	// log line per file.
+	Paused func() bool
 	// Logger receives the pipeline's logs; nil discards them.
 	Logger hclog.Logger
 	// Now is the clock; nil means time.Now.
@@ -199,6 +209,7 @@ type Pipeline struct {
 	bytes, lines, events, duplicates, redactions atomic.Int64
 	backlog, tracked                             atomic.Int64
 	lastIngest                                   atomic.Int64 // unix nanos
+	sweptAt                                      time.Time    // see idle.go; Run's goroutine
 	smu                                          sync.Mutex
 	skipped                                      map[string]int64
 	errs                                         []string
@@ -226,6 +237,8 @@ type file struct {
 	skips    map[string]int64
 	// contrib is this file's share of the backlog figure.
 	contrib int64
+	// read is when the file was last read to its end (see idle.go).
+	read time.Time
 }
 
 // New returns a pipeline storing into st.
@@ -354,7 +367,15 @@ func (p *Pipeline) Run(ctx context.Context) error {
 	timer := time.NewTimer(time.Hour)
 	defer timer.Stop()
 	for {
-		for ctx.Err() == nil {
+		if p.paused() {
+			select {
+			case <-ctx.Done():
+				return nil
+			case <-time.After(pausePoll):
+			}
+			continue
+		}
+		for ctx.Err() == nil && !p.paused() {
 			n, ok := p.dequeue()
 			if !ok {
 				break
@@ -387,6 +408,8 @@ func (p *Pipeline) Run(ctx context.Context) error {
 		}
 	}
 }
+
+func (p *Pipeline) paused() bool { return p.opts.Paused != nil && p.opts.Paused() }
 
 // load reads every stored file state, so that a file's state is in memory
 // before its first notice, and refreshes their sizes for the backlog.
@@ -427,6 +450,7 @@ func (p *Pipeline) load(ctx context.Context) error {
 // due runs the checks and retries whose time has come.
 func (p *Pipeline) due(ctx context.Context) {
 	now := p.now()
+	p.sweepParsers(now)
 	for key, at := range p.checks {
 		if !now.Before(at) {
 			delete(p.checks, key)
@@ -483,6 +507,9 @@ func (p *Pipeline) check(ctx context.Context, key string) {
 	}
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		p.fail("identify file", f.state.Path, err)
+		return
+	}
+	if !p.finishRenamed(ctx, key, f) {
 		return
 	}
 	p.forget(ctx, key, f, "file gone")
@@ -580,6 +607,7 @@ func (p *Pipeline) process(stop, work context.Context, watch, path string) {
 				p.tails[key] = p.now().Add(p.opts.QuietTail)
 			} else {
 				delete(p.tails, key)
+				p.readToEnd(f)
 			}
 			return
 		}
@@ -594,6 +622,13 @@ func (p *Pipeline) process(stop, work context.Context, watch, path string) {
 func (p *Pipeline) retryLater(key string, f *file, err error) {
 	if errors.Is(err, fs.ErrNotExist) {
 		p.checks[key] = p.now().Add(p.opts.GoneGrace)
+		return
+	}
+	if errors.Is(err, store.ErrDiskFull) {
+		// Nothing was stored and the offset stayed: read the file again
+		// once Paused lets the pipeline go on, with no back-off to wait
+		// out after the disk had room again.
+		p.retries[key] = p.now().Add(minRetry)
 		return
 	}
 	d := p.backoff[key] * 2
@@ -682,7 +717,7 @@ func (p *Pipeline) read(ctx context.Context, w Watch, f *file, maxLines int) (mo
 				// parser's memory of the old content must not judge the
 				// new one.
 				restarted = true
-				f.parser, f.fileID, f.state.Format = nil, "", ""
+				f.parser, f.fileID, f.state.Format, f.state.SessionID = nil, "", "", ""
 			}
 		}
 		kept, n, ok := p.parseLine(w, f, l.Data, l.Offset)
@@ -708,7 +743,7 @@ func (p *Pipeline) read(ctx context.Context, w Watch, f *file, maxLines int) (mo
 	if res.Restart != "" {
 		p.log.Info("file starts over", "path", f.state.Path, "reason", res.Restart, "old_offset", f.state.Offset, "generation", f.state.Generation+1)
 		if !restarted {
-			f.parser, f.fileID, f.state.Format = nil, "", ""
+			f.parser, f.fileID, f.state.Format, f.state.SessionID = nil, "", "", ""
 		}
 	}
 	for reason, n := range res.Skipped {
@@ -767,6 +802,7 @@ func (p *Pipeline) parseLine(w Watch, f *file, data []byte, offset int64) (event
 		if e.SessionID == "" {
 			e.SessionID = transcript.SessionFromPath(f.state.Path).SessionID
 		}
+		e.SessionID = fileSession(f, e.SessionID)
 		if e.ID == "" || e.SessionID == "" || len(e.SessionID) > store.MaxSessionIDLen || hasNUL(e.SessionID) {
 			f.skips[SkipNoSession]++
 			continue
@@ -852,7 +888,13 @@ func (p *Pipeline) quietTail(ctx context.Context, key string, f *file) {
 		p.retryLater(key, f, err)
 		return
 	}
-	p.log.Info("took an unterminated last line as complete", "path", f.state.Path, "bytes", n)
+	if len(lines) == 0 && len(f.skips) > 0 {
+		// Over max_line or binary: consumed, not ingested, and the log
+		// must not say otherwise.
+		p.log.Warn("skipped an unterminated last line", "path", f.state.Path, "bytes", n, "reasons", slices.Sorted(maps.Keys(f.skips)))
+	} else {
+		p.log.Info("took an unterminated last line as complete", "path", f.state.Path, "bytes", n)
+	}
 	p.bytes.Add(n)
 	p.redactions.Add(redactions)
 	p.smu.Lock()

@@ -99,7 +99,7 @@ func nameBefore(s string, i int) (start, end int, letters uint32) {
 // secretWordLetters holds, for each word hasSecretWord looks for, the set
 // of its letters: a name that lacks a letter of every word cannot hold one.
 var secretWordLetters = func() (sets [9]uint32) {
-	for i, w := range []string{"secret", "token", "passw", "pwd", "privatekey", "apikey", "accesskey", "auth", "credential"} {
+	for i, w := range []string{"secret", "token", "pass", "pwd", "privatekey", "apikey", "accesskey", "auth", "credential"} {
 		for _, c := range w {
 			sets[i] |= 1 << (c - 'a')
 		}
@@ -122,6 +122,7 @@ func mayBeSecretName(letters uint32) bool {
 const (
 	nameAuthorization = 1 << iota // an Authorization header: "Bearer …"
 	nameAWSSecret                 // aws_secret_access_key, SecretAccessKey
+	namePassword                  // a password: short values count too
 )
 
 // secretName reports whether name, a variable, key, header or flag name,
@@ -134,8 +135,12 @@ func secretName(name string) (flags uint8, ok bool) {
 	}
 	var buf [maxName]byte
 	n := lowerAlnum(buf[:0], name)
-	if !hasSecretWord(n) || ignoredName(n) {
+	pass := passName(n)
+	if !hasSecretWord(n) && !pass || ignoredName(n) {
 		return 0, false
+	}
+	if pass || contains(n, "passw") || contains(n, "pwd") {
+		flags |= namePassword
 	}
 	if contains(n, "authoriz") {
 		flags |= nameAuthorization
@@ -144,6 +149,21 @@ func secretName(name string) (flags uint8, ok bool) {
 		flags |= nameAWSSecret
 	}
 	return flags, true
+}
+
+// passName reports whether n ends in "pass" as a word (ADMIN_PASS,
+// db_pass, SMTPPass), which hasSecretWord's "passw" misses; bypass and
+// the like are words of their own.
+func passName(n []byte) bool {
+	if !hasSuffix(n, "pass") {
+		return false
+	}
+	for _, w := range []string{"bypass", "compass", "surpass", "overpass", "underpass", "firstpass", "singlepass", "multipass", "onepass", "twopass"} {
+		if hasSuffix(n, w) {
+			return false
+		}
+	}
+	return true
 }
 
 // hasPrefix, hasSuffix and contains work on a lower-cased name or value in
@@ -254,7 +274,10 @@ func (sc *scanner) value(flags uint8, v int, strict bool) int {
 		return sc.authorization(vs, ve, quoted)
 	}
 	val := s[vs:ve]
-	if !secretValue(val, quoted, strict) {
+	if !quoted && ve < n && strings.IndexByte(")]}", s[ve]) >= 0 && strings.ContainsAny(val, "([{") {
+		return 0 // a call or an index the stop byte cut: token=get_token(ctx)
+	}
+	if !secretValue(val, quoted, strict) && !(strict && flags&namePassword != 0 && shortPassword(val)) {
 		return 0
 	}
 	kind := KindSecretAssignment
@@ -328,7 +351,7 @@ func secretValue(val string, quoted, strict bool) bool {
 		case ' ', '\t', '\n', '\r':
 			return false // prose or a description, not a credential
 		case '(', '[', '{', '<':
-			if !quoted {
+			if !quoted && (!strict || strings.IndexByte(val[i:], closer(c)) >= 0) {
 				return false // a call, an index, a generic, a struct
 			}
 		}
@@ -370,9 +393,42 @@ func secretValue(val string, quoted, strict bool) bool {
 	return strict || !wordy(val)
 }
 
+// closer is the bracket that closes c.
+func closer(c byte) byte {
+	switch c {
+	case '(':
+		return ')'
+	case '[':
+		return ']'
+	case '{':
+		return '}'
+	}
+	return '>'
+}
+
+// shortPassword reports whether val, the value of NAME=value for a
+// password name, is one although under secretValue's 8 bytes
+// (DB_PASSWORD=hunter2): 4 bytes or more, not a number, a placeholder or
+// a word that names a secret (PASSWORD=password).
+func shortPassword(val string) bool {
+	if len(val) < 4 || len(val) >= 8 || placeholder(val) || runClass(val)&cAlpha == 0 {
+		return false
+	}
+	var buf [maxValue]byte
+	l := lowerAlnum(buf[:0], val)
+	switch string(l) {
+	case "true", "false", "none", "null", "nil", "empty", "yes", "no", "off", "on", "prompt", "ask":
+		return false
+	}
+	return !hasSecretWord(l) && !passName(l)
+}
+
 // hexLiteral reports whether s is a number such as 0x1f or 0x53c2_37ff.
+// Beyond 64 bits it is no number a program computes with but key material
+// or a digest (an Ethereum private key is 0x + 64 hex digits), which a
+// secret name then labels.
 func hexLiteral(s string) bool {
-	if len(s) < 3 || s[0] != '0' || (s[1] != 'x' && s[1] != 'X') {
+	if len(s) < 3 || len(s) > 2+16+3 || s[0] != '0' || (s[1] != 'x' && s[1] != 'X') {
 		return false
 	}
 	for i := 2; i < len(s); i++ {

@@ -1,8 +1,11 @@
 package redact
 
 import (
+	"encoding/base64"
 	"math"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 )
 
 // The high-entropy rule is the safety net for keys of formats we do not
@@ -92,8 +95,53 @@ func (sc *scanner) highEntropy(i, j int, acc uint8) int {
 	if e < len(s) && class[s[e]]&cRun != 0 {
 		e = j
 	}
+	if sc.benignBase64(s[i:e]) {
+		return e
+	}
 	sc.emit(i, e, KindHighEntropy)
 	return e
+}
+
+// benignBase64 reports whether tok is base64 of something that is not a
+// secret: text (a payload, a JSON document) that holds no secret itself,
+// or an image or a PDF (a test fixture). Random key material decodes to
+// bytes that are neither. Issue 11: base64 of ordinary text and a 1×1 PNG
+// were redacted as high-entropy.
+func (sc *scanner) benignBase64(tok string) bool {
+	var dec []byte
+	for _, enc := range []*base64.Encoding{base64.StdEncoding, base64.URLEncoding, base64.RawStdEncoding, base64.RawURLEncoding} {
+		if b, err := enc.DecodeString(tok); err == nil {
+			dec = b
+			break
+		}
+	}
+	if len(dec) < 8 {
+		return false
+	}
+	for _, magic := range []string{"\x89PNG\r\n", "\xff\xd8\xff", "GIF87a", "GIF89a", "%PDF-"} {
+		if strings.HasPrefix(string(dec), magic) {
+			return true
+		}
+	}
+	if string(dec[:4]) == "RIFF" && len(dec) >= 12 && string(dec[8:12]) == "WEBP" {
+		return true
+	}
+	if !utf8.Valid(dec) {
+		return false
+	}
+	printable := 0
+	for _, r := range string(dec) {
+		if unicode.IsPrint(r) || r == '\n' || r == '\t' || r == '\r' {
+			printable++
+		}
+	}
+	if printable*10 < utf8.RuneCount(dec)*9 {
+		return false
+	}
+	// Text: benign unless it holds a secret (a base64'd .env or token).
+	inner := scanner{s: string(dec), entropy: sc.entropy, threshold: sc.threshold}
+	inner.scan()
+	return len(inner.spans) == 0 && len(extraSpans(inner.s)) == 0
 }
 
 // randomShape reports whether run looks like random key material. The run

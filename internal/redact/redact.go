@@ -181,10 +181,11 @@ type span struct {
 func (r *Redactor) find(s string) []span {
 	sc := scanner{s: s, entropy: r.entropy, threshold: r.threshold}
 	sc.scan()
+	spans := merge(sc.spans, extraSpans(s))
 	if len(r.patterns) == 0 {
-		return sc.spans
+		return spans
 	}
-	return merge(sc.spans, r.patternSpans(s))
+	return merge(spans, r.patternSpans(s))
 }
 
 func (r *Redactor) patternSpans(s string) []span {

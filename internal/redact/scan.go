@@ -280,7 +280,8 @@ func (sc *scanner) specific(p int) (int, string) {
 	case 'g':
 		switch {
 		case rest[1] == 'h' && rest[3] == '_' && strings.IndexByte("pousr", rest[2]) >= 0:
-			if e := spanOf(s, p+4, cAlnum); e-p-4 >= 30 {
+			// ghp_xxxx…x is the masked token of docs and screenshots.
+			if e := spanOf(s, p+4, cAlnum); e-p-4 >= 30 && !placeholder(s[p+4:e]) {
 				return e, KindGitHubToken
 			}
 		case strings.HasPrefix(rest, "github_pat_"):

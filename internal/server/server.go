@@ -72,6 +72,17 @@ type Config struct {
 	// Ingest reports the ingestion figures for GET /v1/status; nil leaves
 	// Status.Ingest out.
 	Ingest func() *api.IngestStatus
+	// Disk reports the free space under the data dir for GET /v1/status;
+	// nil leaves Status.Disk out.
+	Disk func() *api.DiskStatus
+	// Damage reports what the store's periodic verification found
+	// damaged (nil: nothing) for GET /v1/status.
+	Damage func() error
+	// Export and Import move every medallion version out and in for GET
+	// /v1/export and POST /v1/import (store.Badger's methods); nil answers
+	// those with 404.
+	Export func(ctx context.Context, fn func(*medallion.Medallion) error) error
+	Import func(ctx context.Context, versions []*medallion.Medallion) error
 	// ScopeForCWD resolves a working directory to the graph nodes of its
 	// scope for GET /v1/load?cwd=; nil answers such loads with 400 "this
 	// daemon cannot resolve --cwd".
@@ -146,6 +157,8 @@ func (s *Server) routes() *http.ServeMux {
 	mux.Handle("POST /v1/review", s.endpoint(s.reviewAct))
 	mux.Handle("POST /v1/llm/check", extendWrite(llmCheckWriteTimeout, s.endpoint(s.llmCheck)))
 	mux.Handle("POST /v1/checkpoint", extendWrite(checkpointWriteTimeout, s.endpoint(s.checkpoint)))
+	mux.Handle("GET /v1/export", extendTransfer(http.HandlerFunc(s.export)))
+	mux.Handle("POST /v1/import", extendTransfer(s.endpoint(s.importMedallions)))
 	return mux
 }
 
@@ -196,7 +209,11 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	// The original writer, not rec: net/http then knows to close the
 	// connection after a 413 instead of draining an oversized body.
-	r.Body = http.MaxBytesReader(w, r.Body, MaxBodyBytes)
+	limit := int64(MaxBodyBytes)
+	if r.URL.Path == "/v1/import" {
+		limit = MaxImportBytes // read line by line, never held whole
+	}
+	r.Body = http.MaxBytesReader(w, r.Body, limit)
 
 	if _, pattern := s.mux.Handler(r); pattern == "" {
 		s.noRoute(rec, r)
@@ -299,6 +316,10 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 		status, body.Code = http.StatusConflict, api.CodeExists
 	case errors.Is(err, store.ErrConflict):
 		status, body.Code = http.StatusConflict, api.CodeConflict
+	case errors.Is(err, store.ErrDiskFull):
+		// The daemon logged the full disk once already; the caller gets
+		// the sentence, not another error line per request.
+		status, body.Code = http.StatusInsufficientStorage, api.CodeDiskFull
 	default:
 		body.Code = api.CodeInternal
 		if r.Context().Err() != nil {
@@ -390,17 +411,29 @@ func (s *Server) status(r *http.Request) (any, error) {
 	if err != nil {
 		return nil, err
 	}
+	var disk *api.DiskStatus
+	if s.cfg.Disk != nil {
+		disk = s.cfg.Disk()
+	}
+	var damage string
+	if s.cfg.Damage != nil {
+		if err := s.cfg.Damage(); err != nil {
+			damage = err.Error()
+		}
+	}
 	return api.Status{
-		LLM:        llm,
-		Version:    version.String(),
-		PID:        os.Getpid(),
-		StartedAt:  medallion.FormatTime(s.cfg.StartedAt),
-		UptimeSec:  int64(time.Since(s.cfg.StartedAt) / time.Second),
-		DataDir:    s.cfg.DataDir,
-		Socket:     s.cfg.Socket,
-		Medallions: n,
-		StoreBytes: s.cfg.DiskUsage(),
-		Ingest:     ingest,
+		Version:     version.String(),
+		PID:         os.Getpid(),
+		StartedAt:   medallion.FormatTime(s.cfg.StartedAt),
+		UptimeSec:   int64(time.Since(s.cfg.StartedAt) / time.Second),
+		DataDir:     s.cfg.DataDir,
+		Socket:      s.cfg.Socket,
+		Medallions:  n,
+		StoreBytes:  s.cfg.DiskUsage(),
+		Disk:        disk,
+		StoreDamage: damage,
+		Ingest:      ingest,
+		LLM:         llm,
 	}, nil
 }
 

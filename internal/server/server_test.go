@@ -66,8 +66,14 @@ func start(t *testing.T) *env {
 // all), which gets the store too.
 func startWith(t *testing.T, configure func(*Config, *store.Badger)) *env {
 	t.Helper()
+	return startStore(t, store.Options{GCInterval: -1}, configure)
+}
+
+// startStore is startWith over a store opened with opts.
+func startStore(t *testing.T, opts store.Options, configure func(*Config, *store.Badger)) *env {
+	t.Helper()
 	dataDir := t.TempDir()
-	st, err := store.Open(dataDir, store.Options{GCInterval: -1})
+	st, err := store.Open(dataDir, opts)
 	if err != nil {
 		t.Fatalf("open store: %v", err)
 	}

@@ -18,6 +18,10 @@ import (
 	"github.com/medallionhq/medallion/internal/medallion"
 )
 
+// DefaultVerifyInterval is how often a running store reads itself back
+// when Options.VerifyInterval is zero.
+const DefaultVerifyInterval = 24 * time.Hour
+
 // DefaultGCInterval is how often the value log is garbage-collected when
 // Options.GCInterval is zero.
 const DefaultGCInterval = 10 * time.Minute
@@ -39,14 +43,44 @@ type Options struct {
 	// GCInterval is how often the value log is garbage-collected;
 	// zero means DefaultGCInterval, negative disables the collector.
 	GCInterval time.Duration
+	// Reserve is the free space under dir below which writes are refused
+	// with ErrDiskFull (see space.go); zero means DefaultReserve, negative
+	// turns the guard off.
+	Reserve int64
+	// SpaceInterval is how often the free space is measured between
+	// writes; zero means DefaultSpaceInterval, negative disables it (and
+	// with it the reopening of a read-only store).
+	SpaceInterval time.Duration
+	// VerifyInterval is how often every table block and live value is
+	// read back and checked (as at Open); zero means DefaultVerifyInterval,
+	// negative disables the pass. Damage found is logged and kept for
+	// Damage.
+	VerifyInterval time.Duration
+	// FreeSpace measures the free bytes under dir; nil means FreeSpace.
+	// Tests fake a full disk with it.
+	FreeSpace func(dir string) (int64, error)
+	// OnSpace, when set, is called with each measurement that changes
+	// Space.Full or Space.ReadOnly, the first one at Open included. It
+	// runs on the goroutine that measured, possibly inside a store call,
+	// so it must return quickly and must not call the store.
+	OnSpace func(Space)
 }
 
 // Badger is the Store kept in a Badger database (key layout in keys.go).
 type Badger struct {
-	db     *badger.DB
+	db     *badger.DB // replaced only under mu (write), see reopenWritable
+	dir    string
 	lock   *os.File
 	logger hclog.Logger
 	now    func() time.Time
+
+	// The free-space guard (space.go).
+	reserve   int64
+	freeSpace func(string) (int64, error)
+	onSpace   func(Space)
+	readOnly  atomic.Bool // set while db writes nothing (disk full at open)
+	spaceMu   sync.Mutex  // orders measurements and their OnSpace calls
+	space     Space       // the last measurement
 
 	// count mirrors the number of m/ keys: counted once at Open, then
 	// bumped after each committed Create, so Count never scans.
@@ -61,9 +95,12 @@ type Badger struct {
 	mu     sync.RWMutex
 	closed bool
 
-	stopGC   chan struct{}
-	gcDone   chan struct{}
-	gcPasses atomic.Int64 // completed collector passes, for tests
+	stop       chan struct{} // closed by Close: ends the collector, spaceLoop and verifyLoop
+	gcDone     chan struct{}
+	spaceDone  chan struct{}
+	verifyDone chan struct{}
+	damage     atomic.Pointer[error] // what the last verification pass found
+	gcPasses   atomic.Int64          // completed collector passes, for tests
 
 	closeOnce sync.Once
 	closeErr  error
@@ -73,7 +110,11 @@ var _ Store = (*Badger)(nil)
 
 // Open opens (creating it if needed) the store in dir. Only one Badger may
 // have dir open at a time, in any process; a second Open fails with an
-// error wrapping ErrLocked.
+// error wrapping ErrLocked. A directory with tables but no MANIFEST is
+// refused (ErrNoManifest). On a full disk (less than the reserve free) the
+// store opens read-only, reads work and writes fail with ErrDiskFull until
+// space is back and the store has reopened itself read-write; when even a
+// read-only open is impossible, Open fails with ErrDiskFull.
 func Open(dir string, opts Options) (*Badger, error) {
 	logger := opts.Logger
 	if logger == nil {
@@ -94,19 +135,71 @@ func Open(dir string, opts Options) (*Badger, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open store %s: %w", dir, err)
 	}
-	db, err := badger.Open(badgerOptions(dir, logger.Named("badger")))
-	if err != nil {
+	if err := checkManifest(dir); err != nil {
+		_ = unlockDir(lock)
+		return nil, fmt.Errorf("open store %s: %w", dir, err)
+	}
+	if err := privateModes(dir); err != nil {
+		_ = unlockDir(lock)
+		return nil, fmt.Errorf("open store %s: %w", dir, err)
+	}
+	torn := func(file string, at, end int64) {
+		logger.Warn("a write cut short by a crash is dropped from the store's log", "dir", dir, "file", file, "offset", at, "bytes", end-at)
+	}
+	if err := checkLogs(dir, torn); err != nil {
 		_ = unlockDir(lock)
 		return nil, fmt.Errorf("open store %s: %w", dir, err)
 	}
 	b := &Badger{
-		db:     db,
-		lock:   lock,
-		logger: logger,
-		now:    now,
-		stopGC: make(chan struct{}),
-		gcDone: make(chan struct{}),
+		dir:        dir,
+		lock:       lock,
+		logger:     logger,
+		now:        now,
+		reserve:    opts.Reserve,
+		freeSpace:  opts.FreeSpace,
+		onSpace:    opts.OnSpace,
+		stop:       make(chan struct{}),
+		gcDone:     make(chan struct{}),
+		spaceDone:  make(chan struct{}),
+		verifyDone: make(chan struct{}),
 	}
+	switch {
+	case b.reserve == 0:
+		b.reserve = DefaultReserve
+	case b.reserve < 0:
+		b.reserve = 0 // Free < 0 never holds
+	}
+	if b.freeSpace == nil {
+		b.freeSpace = FreeSpace
+	}
+	spaceInterval := opts.SpaceInterval
+	if spaceInterval == 0 {
+		spaceInterval = DefaultSpaceInterval
+	}
+	// Measured without measure() so that OnSpace first hears of the
+	// store as it is opened, not of a writable one a moment before.
+	free, err := b.freeSpace(dir)
+	if err != nil {
+		_ = unlockDir(lock)
+		return nil, fmt.Errorf("open store %s: %w", dir, err)
+	}
+	db, readOnly, err := b.openDB(Space{Free: free, Reserve: b.reserve, Full: free < b.reserve})
+	if err != nil {
+		_ = unlockDir(lock)
+		return nil, fmt.Errorf("open store %s: %w", dir, err)
+	}
+	b.db = db
+	if err := b.verify(); err != nil {
+		_ = db.Close()
+		_ = unlockDir(lock)
+		return nil, fmt.Errorf("open store %s: %w", dir, err)
+	}
+	b.readOnly.Store(readOnly)
+	if readOnly {
+		logger.Warn("disk full: store opened read-only; it reopens read-write once space is back",
+			"dir", dir, "free_mib", free>>20, "reserve_mib", b.reserve>>20)
+	}
+	b.measure()
 	n, err := b.countKeys()
 	if err != nil {
 		_ = db.Close()
@@ -118,6 +211,20 @@ func Open(dir string, opts Options) (*Badger, error) {
 		go b.gcLoop(gcInterval)
 	} else {
 		close(b.gcDone)
+	}
+	if spaceInterval > 0 {
+		go b.spaceLoop(spaceInterval)
+	} else {
+		close(b.spaceDone)
+	}
+	verifyInterval := opts.VerifyInterval
+	if verifyInterval == 0 {
+		verifyInterval = DefaultVerifyInterval
+	}
+	if verifyInterval > 0 {
+		go b.verifyLoop(verifyInterval)
+	} else {
+		close(b.verifyDone)
 	}
 	return b, nil
 }
@@ -156,7 +263,10 @@ func badgerOptions(dir string, logger hclog.Logger) badger.Options {
 		// kernel before it returns, so a crash or kill -9 of the daemon
 		// loses nothing; only a power cut can drop the last writes, and
 		// an fsync per update would cap writes at the disk's flush rate.
-		WithSyncWrites(false)
+		WithSyncWrites(false).
+		// A damaged value is an error rather than garbage handed to a
+		// decoder (issue 11: "unexpected end of JSON input" at start).
+		WithVerifyValueChecksum(true)
 }
 
 // countKeys counts the m/ keys and the index lists without reading values.
@@ -185,7 +295,7 @@ func (b *Badger) gcLoop(interval time.Duration) {
 	defer t.Stop()
 	for {
 		select {
-		case <-b.stopGC:
+		case <-b.stop:
 			return
 		case <-t.C:
 			b.collectGarbage()
@@ -194,16 +304,26 @@ func (b *Badger) gcLoop(interval time.Duration) {
 }
 
 // collectGarbage rewrites value-log files until Badger finds none worth
-// rewriting (ErrNoRewrite), as its documentation recommends.
+// rewriting (ErrNoRewrite), as its documentation recommends. Rewriting
+// writes, so it waits while the disk is full, and it holds b.mu so that a
+// reopen never swaps the database under it.
 func (b *Badger) collectGarbage() {
 	defer b.gcPasses.Add(1)
 	for {
 		select {
-		case <-b.stopGC:
+		case <-b.stop:
 			return
 		default:
 		}
+		if err := b.begin(context.Background()); err != nil {
+			return
+		}
+		if err := b.roomToWrite(); err != nil {
+			b.mu.RUnlock()
+			return
+		}
 		err := b.db.RunValueLogGC(0.5)
+		b.mu.RUnlock()
 		if err == nil {
 			continue
 		}
@@ -220,12 +340,17 @@ func (b *Badger) collectGarbage() {
 // flight and is idempotent; later calls on the store fail.
 func (b *Badger) Close() error {
 	b.closeOnce.Do(func() {
-		close(b.stopGC)
+		close(b.stop)
 		<-b.gcDone
+		<-b.spaceDone
+		<-b.verifyDone
 		b.mu.Lock()
 		defer b.mu.Unlock()
+		var err error
+		if !b.closed { // a failed reopen leaves nothing open
+			err = b.db.Close()
+		}
 		b.closed = true
-		err := b.db.Close()
 		if uerr := unlockDir(b.lock); err == nil {
 			err = uerr
 		}
@@ -282,6 +407,9 @@ func (b *Badger) Create(ctx context.Context, m *medallion.Medallion) (*medallion
 		return nil, fmt.Errorf("create %s: %w", id, err)
 	}
 	defer b.mu.RUnlock()
+	if err := b.roomToWrite(); err != nil {
+		return nil, fmt.Errorf("create %s: %w", id, err)
+	}
 
 	c := m.Clone()
 	c.Normalize()
@@ -349,6 +477,9 @@ func (b *Badger) Update(ctx context.Context, m *medallion.Medallion) (*medallion
 		return nil, fmt.Errorf("update %s: %w", id, err)
 	}
 	defer b.mu.RUnlock()
+	if err := b.roomToWrite(); err != nil {
+		return nil, fmt.Errorf("update %s: %w", id, err)
+	}
 
 	c := m.Clone()
 	c.Normalize()

@@ -35,6 +35,11 @@ type FileState struct {
 	Lines   int64            `json:"lines"`
 	Events  int64            `json:"events"`
 	Skipped map[string]int64 `json:"skipped,omitempty"`
+	// SessionID is the session a Codex file's session_meta named, kept so
+	// that the parser started mid-file after a restart, which never sees
+	// that record, does not fall back to the file name (issue 11: one
+	// session became two); empty until such a record is read.
+	SessionID string `json:"session_id,omitempty"`
 	// Generation counts restarts from offset 0 (truncation, rewrite).
 	Generation int       `json:"generation"`
 	UpdatedAt  time.Time `json:"updated_at"`

@@ -219,6 +219,9 @@ func (b *Badger) Ingest(ctx context.Context, batch IngestBatch) (IngestResult, e
 		return IngestResult{}, fmt.Errorf("ingest %s: %w", key, err)
 	}
 	defer b.mu.RUnlock()
+	if err := b.roomToWrite(); err != nil {
+		return IngestResult{}, fmt.Errorf("ingest %s: %w", key, err)
+	}
 	if err := checkBatch(&batch); err != nil {
 		return IngestResult{}, fmt.Errorf("ingest %s: %w", key, err)
 	}
@@ -565,6 +568,9 @@ func (b *Badger) DeleteFileState(ctx context.Context, key string) error {
 		return fmt.Errorf("delete file state %s: %w", key, err)
 	}
 	defer b.mu.RUnlock()
+	if err := b.roomToWrite(); err != nil {
+		return fmt.Errorf("delete file state %s: %w", key, err)
+	}
 	// A blind write reads nothing, so it cannot conflict.
 	err := b.db.Update(func(txn *badger.Txn) error {
 		if err := txn.Delete(fileKey(key)); err != nil {
@@ -751,6 +757,9 @@ func (b *Badger) ClearEpisode(ctx context.Context, sessionID string, upto uint64
 		return fmt.Errorf("clear episode %s: %w", sessionID, err)
 	}
 	defer b.mu.RUnlock()
+	if err := b.roomToWrite(); err != nil {
+		return fmt.Errorf("clear episode %s: %w", sessionID, err)
+	}
 	now := b.now().UTC().Round(0)
 	var watermark, from uint64
 	var more bool

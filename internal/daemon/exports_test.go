@@ -1,0 +1,89 @@
+package daemon
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/medallionhq/medallion/internal/client"
+	"github.com/medallionhq/medallion/internal/medallion"
+	"github.com/medallionhq/medallion/internal/store"
+)
+
+func testMedallion(id string) *medallion.Medallion {
+	return &medallion.Medallion{
+		Meta:    medallion.Meta{MedallionID: id, SchemaVersion: medallion.SchemaVersion, Model: "user"},
+		Scope:   medallion.Scope{GraphNodes: []string{"repo:x"}},
+		Summary: medallion.Summary{HighLevel: "summary of " + id},
+	}
+}
+
+// TestExporterKeepsTheNewest: each export is complete JSON Lines under a
+// time-stamped name, 0600, and only the newest DefaultExportKeep stay.
+func TestExporterKeepsTheNewest(t *testing.T) {
+	dataDir := t.TempDir()
+	st, err := store.Open(filepath.Join(dataDir, "store"), store.Options{GCInterval: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	if _, err := st.Create(context.Background(), testMedallion("m1")); err != nil {
+		t.Fatal(err)
+	}
+	e := newExporter(st, dataDir, hclog.NewNullLogger())
+	clock := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	e.now = func() time.Time { return clock }
+	for range DefaultExportKeep + 3 {
+		if err := e.export(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		clock = clock.Add(time.Hour)
+	}
+	all := e.exports()
+	if len(all) != DefaultExportKeep {
+		t.Fatalf("%d exports kept, want %d: %v", len(all), DefaultExportKeep, all)
+	}
+	if got, want := filepath.Base(all[len(all)-1]), "medallions-20260301T210000Z.jsonl"; got != want {
+		t.Errorf("newest export %s, want %s", got, want)
+	}
+	fi, err := os.Stat(all[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fi.Mode().Perm() != 0o600 {
+		t.Errorf("export mode %v, want 0600", fi.Mode().Perm())
+	}
+	data, err := os.ReadFile(all[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Count(string(data), "\n") != 1 || !strings.Contains(string(data), `"medallion_id":"m1"`) {
+		t.Errorf("export: %s", data)
+	}
+	if newest, ok := e.newest(); !ok || !newest.Equal(clock.Add(-time.Hour)) {
+		t.Errorf("newest %v, %v", newest, ok)
+	}
+}
+
+// TestDaemonExportsByItself: a running daemon writes its first export
+// soon after start.
+func TestDaemonExportsByItself(t *testing.T) {
+	prevInterval, prevDelay := exportInterval, exportDelay
+	exportInterval, exportDelay = time.Hour, 10*time.Millisecond
+	t.Cleanup(func() { exportInterval, exportDelay = prevInterval, prevDelay })
+	cfg := testConfig(t)
+	r := start(t, cfg)
+	if _, err := client.New(cfg.Socket).Create(context.Background(), testMedallion("m1")); err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(cfg.DataDir, ExportsDir)
+	waitFor(t, "an export", func() bool { return len(listExports(dir)) == 1 })
+	if err := r.stop(t); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -1,0 +1,55 @@
+package daemon
+
+import (
+	"io/fs"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/medallionhq/medallion/internal/client"
+)
+
+// TestDataDirIsPrivate: every file and folder the daemon makes in the data
+// dir (Badger's .vlog, .mem, DISCARD and LOCK included, which Badger
+// creates 0644) is readable by its owner only, while it runs and after.
+func TestDataDirIsPrivate(t *testing.T) {
+	prevDelay := exportDelay
+	exportDelay = 10 * time.Millisecond
+	t.Cleanup(func() { exportDelay = prevDelay })
+	cfg, path := watchConfig(t)
+	r := start(t, cfg)
+	appendLines(t, path, "s-1", 0, 3)
+	c := client.New(cfg.Socket)
+	waitFor(t, "the events", func() bool { return buffered(c, "s-1") == 3 })
+	waitFor(t, "an export", func() bool { return len(listExports(filepath.Join(cfg.DataDir, ExportsDir))) > 0 })
+	checkPrivate(t, cfg.DataDir)
+	if err := r.stop(t); err != nil {
+		t.Fatal(err)
+	}
+	checkPrivate(t, cfg.DataDir)
+}
+
+func checkPrivate(t *testing.T, dir string) {
+	t.Helper()
+	n := 0
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		fi, err := d.Info()
+		if err != nil {
+			return err
+		}
+		n++
+		if fi.Mode().Perm()&0o077 != 0 {
+			t.Errorf("%s is %v", p, fi.Mode().Perm())
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n < 8 {
+		t.Errorf("only %d entries under %s", n, dir)
+	}
+}

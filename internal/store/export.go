@@ -1,0 +1,188 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+
+	badger "github.com/dgraph-io/badger/v4"
+
+	"github.com/medallionhq/medallion/internal/medallion"
+)
+
+// Export and Import move medallions, every version of each with its
+// status and evidence, between stores: transcripts are the source of truth
+// for events, medallions are what a store holds that nothing else does.
+
+// Export calls fn with every stored version of every medallion: by id,
+// oldest version first, as stored (timestamps and versions unchanged). It
+// reads one snapshot, so a concurrent update is either in it whole or not
+// at all.
+func (b *Badger) Export(ctx context.Context, fn func(*medallion.Medallion) error) error {
+	if err := b.begin(ctx); err != nil {
+		return fmt.Errorf("export: %w", err)
+	}
+	defer b.mu.RUnlock()
+	err := b.db.View(func(txn *badger.Txn) error {
+		prefix := []byte(prefixVersion)
+		it := txn.NewIterator(badger.IteratorOptions{Prefix: prefix, PrefetchValues: true, PrefetchSize: 16})
+		defer it.Close()
+		for it.Seek(prefix); it.ValidForPrefix(prefix); it.Next() {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			m := new(medallion.Medallion)
+			item := it.Item()
+			if err := item.Value(func(v []byte) error { return decodeMedallion(v, m) }); err != nil {
+				return fmt.Errorf("decode %s: %w", item.Key(), err)
+			}
+			if err := fn(m); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("export: %w", err)
+	}
+	return nil
+}
+
+// ErrBadImport is wrapped by Import's error when the versions handed to it
+// do not make one medallion (mixed ids, missing or misnumbered versions).
+var ErrBadImport = errors.New("bad import")
+
+// badImport is an ErrBadImport with its own sentence.
+type badImport struct{ msg string }
+
+func (e *badImport) Error() string        { return e.msg }
+func (e *badImport) Is(target error) bool { return target == ErrBadImport }
+
+// importChunk is how many versions one Import transaction writes: well
+// under Badger's batch limit even for versions kept in the LSM tree.
+const importChunk = 256
+
+// Import stores versions, every version of one medallion (1, 2, … n in
+// order, one id), as they are: timestamps, status and evidence unchanged,
+// version n the latest. It fails with ErrExists when the id is stored
+// already (an import never overwrites), and with a
+// *medallion.ValidationError naming the version when one is invalid.
+func (b *Badger) Import(ctx context.Context, versions []*medallion.Medallion) error {
+	if len(versions) == 0 {
+		return &badImport{"import: no versions"}
+	}
+	id := versions[0].Meta.MedallionID
+	if err := b.begin(ctx); err != nil {
+		return fmt.Errorf("import %s: %w", id, err)
+	}
+	defer b.mu.RUnlock()
+	if err := b.roomToWrite(); err != nil {
+		return fmt.Errorf("import %s: %w", id, err)
+	}
+	values := make([][]byte, len(versions))
+	clones := make([]*medallion.Medallion, len(versions))
+	for i, v := range versions {
+		c := v.Clone()
+		c.Normalize()
+		if c.Meta.MedallionID != id {
+			return &badImport{fmt.Sprintf("import %s: version %d belongs to %q", id, i+1, c.Meta.MedallionID)}
+		}
+		if c.Meta.Version != i+1 {
+			return &badImport{fmt.Sprintf("import %s: version %d is numbered %d: every version from 1 on is needed, in order", id, i+1, c.Meta.Version)}
+		}
+		if err := c.Validate(); err != nil {
+			return fmt.Errorf("import %s version %d: %w", id, i+1, err)
+		}
+		value, err := c.MarshalBinary()
+		if err != nil {
+			return fmt.Errorf("import %s version %d: encode: %w", id, i+1, err)
+		}
+		values[i], clones[i] = value, c
+	}
+	latest := clones[len(clones)-1]
+	index, entry, err := indexEntries(latest)
+	if err != nil {
+		return fmt.Errorf("import %s: %w", id, err)
+	}
+	// Versions go first, in chunks, and the m/ key and the index entries
+	// last, with the final chunk: until then the medallion does not exist
+	// for any reader, and an import cut short by a crash is simply done
+	// again (the versions are written over with the same bytes). Up to
+	// importChunk versions (every medallion seen so far) this is one
+	// transaction; beyond, a Create of the same new id racing the import
+	// could leave it the imported versions above its own.
+	for start := 0; start < len(values); start += importChunk {
+		end := min(start+importChunk, len(values))
+		last := end == len(values)
+		err := b.db.Update(func(txn *badger.Txn) error {
+			if _, err := txn.Get(latestKey(id)); err == nil {
+				return ErrExists
+			} else if !errors.Is(err, badger.ErrKeyNotFound) {
+				return err
+			}
+			for i := start; i < end; i++ {
+				if err := txn.Set(versionKey(id, i+1), values[i]); err != nil {
+					return err
+				}
+			}
+			if !last {
+				return nil
+			}
+			if err := txn.Set(latestKey(id), versionValue(latest.Meta.Version)); err != nil {
+				return err
+			}
+			for _, k := range index {
+				if err := txn.Set(k, entry); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			if errors.Is(err, badger.ErrConflict) {
+				err = ErrExists // another writer created the id meanwhile
+			}
+			return fmt.Errorf("import %s: %w", id, err)
+		}
+	}
+	b.count.Add(1)
+	b.sizes.add(latest, 1)
+	return nil
+}
+
+// GroupVersions collects consecutive versions of one id, as Export hands
+// them out, and calls fn with each medallion's versions sorted by version.
+// It is the reading side of an export for Import.
+type GroupVersions struct {
+	fn  func([]*medallion.Medallion) error
+	cur []*medallion.Medallion
+}
+
+// NewGroupVersions returns a grouper that calls fn per medallion.
+func NewGroupVersions(fn func([]*medallion.Medallion) error) *GroupVersions {
+	return &GroupVersions{fn: fn}
+}
+
+// Add takes the next version; a new id hands the previous one's versions
+// to fn.
+func (g *GroupVersions) Add(m *medallion.Medallion) error {
+	if len(g.cur) > 0 && g.cur[0].Meta.MedallionID != m.Meta.MedallionID {
+		if err := g.Flush(); err != nil {
+			return err
+		}
+	}
+	g.cur = append(g.cur, m)
+	return nil
+}
+
+// Flush hands the versions collected so far to fn.
+func (g *GroupVersions) Flush() error {
+	if len(g.cur) == 0 {
+		return nil
+	}
+	cur := g.cur
+	g.cur = nil
+	slices.SortStableFunc(cur, func(a, b *medallion.Medallion) int { return a.Meta.Version - b.Meta.Version })
+	return g.fn(cur)
+}

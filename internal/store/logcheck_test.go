@@ -1,0 +1,272 @@
+package store
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+)
+
+// garbage is n random bytes with no zero among them.
+func garbage(n int) []byte {
+	r := rand.New(rand.NewPCG(1, 2))
+	b := make([]byte, n)
+	for i := range b {
+		b[i] = byte(1 + r.IntN(255))
+	}
+	return b
+}
+
+// writeAt overwrites part of a file in place, as a bad sector or a stray
+// dd would.
+func writeAt(t *testing.T, path string, off int64, data []byte) {
+	t.Helper()
+	f, err := os.OpenFile(path, os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.WriteAt(data, off); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// uncleanStore writes a store in a new directory and leaves it as a killed
+// daemon does, with its memtable log to replay.
+func uncleanStore(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	cmd := exec.Command(os.Args[0], "-test.run=^TestHelperUncleanStop$")
+	cmd.Env = append(os.Environ(), "MEDALLION_UNCLEAN_STORE="+dir)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("helper: %v\n%s", err, out)
+	}
+	return dir
+}
+
+func snapshot(t *testing.T, dir string) map[string][]byte {
+	t.Helper()
+	out := map[string][]byte{}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		if e.Name() == lockFileName || e.Name() == "LOCK" {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join(dir, e.Name()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		out[e.Name()] = b
+	}
+	return out
+}
+
+// TestDamagedLogsRefused: garbage in the middle of a value log or of a
+// memtable log is found before Badger would cut the file, Open refuses with
+// a sentence that names the file and the way back, and no file changes.
+// Garbage in the last value-log entry after a crash looks like a write the
+// crash cut short, so Badger opens and cuts it; the tables still point at
+// it, and the read-back at Open refuses then.
+func TestDamagedLogsRefused(t *testing.T) {
+	tests := []struct {
+		name string
+		make func(t *testing.T) (dir, file string)
+		// want is in the message; cut means Badger has cut the file.
+		want string
+		cut  bool
+	}{
+		{"value log with entries after the damage", func(t *testing.T) (string, string) {
+			dir := t.TempDir()
+			s, err := Open(dir, Options{GCInterval: -1, Reserve: -1})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i := range 10 {
+				mustIngest(t, s, IngestBatch{File: file("f", int64(i+1)), Events: bigEvents(fmt.Sprintf("b%d", i), 4, 1, 8, 8<<10)})
+			}
+			if err := s.Close(); err != nil {
+				t.Fatal(err)
+			}
+			return dir, "000001.vlog"
+		}, "up to an intact entry", false},
+		{"value log, last entry, after a clean close", func(t *testing.T) (string, string) {
+			dir := t.TempDir()
+			fillStore(t, dir)
+			return dir, "000001.vlog"
+		}, "although the store was closed cleanly", false},
+		{"memtable log after a crash", func(t *testing.T) (string, string) {
+			return uncleanStore(t), "00001.mem"
+		}, "up to an intact entry", false},
+		{"value log after a crash", func(t *testing.T) (string, string) {
+			return uncleanStore(t), "000001.vlog"
+		}, "values that cannot be read: ", true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir, file := tt.make(t)
+			path := filepath.Join(dir, file)
+			clean, err := checkLog(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if clean.end > clean.stop || clean.stop <= logHeaderSize {
+				t.Fatalf("undamaged %s: %+v", file, clean)
+			}
+			// Damage the middle third, so intact entries follow.
+			n := max((clean.stop-logHeaderSize)/3, 16)
+			writeAt(t, path, logHeaderSize+n/2, garbage(int(min(n, 4096))))
+			before := snapshot(t, dir)
+
+			_, err = Open(dir, Options{GCInterval: -1, Reserve: -1})
+			if !errors.Is(err, ErrDamaged) {
+				t.Fatalf("open: %v, want ErrDamaged", err)
+			}
+			for _, want := range []string{"the store under " + dir + " is damaged", tt.want, "medalliond repair"} {
+				if !strings.Contains(err.Error(), want) {
+					t.Errorf("message lacks %q: %v", want, err)
+				}
+			}
+			if tt.cut {
+				return
+			}
+			after := snapshot(t, dir)
+			for name, b := range before {
+				if !bytes.Equal(after[name], b) {
+					t.Errorf("%s changed", name)
+				}
+			}
+		})
+	}
+}
+
+// TestTornTailOpens: after a crash, bytes after the last entry that hold
+// no intact entry (a write the crash left unfinished) are what Badger
+// rightly drops: the store opens, keeps everything, and the drop is
+// logged.
+func TestTornTailOpens(t *testing.T) {
+	dir := uncleanStore(t)
+	path := filepath.Join(dir, "000001.vlog")
+	res, err := checkLog(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeAt(t, path, res.stop, garbage(300))
+	var logs lockedLog
+	s := openSpace(t, dir, Options{GCInterval: -1, Reserve: -1,
+		Logger: hclog.New(&hclog.LoggerOptions{Output: &logs, Level: hclog.Warn})})
+	checkFilled(t, s)
+	if !strings.Contains(logs.String(), "a write cut short by a crash is dropped") || !strings.Contains(logs.String(), "bytes=300") {
+		t.Errorf("no warning:\n%s", logs.String())
+	}
+}
+
+// lockedLog is a log sink a test may read while the store writes.
+type lockedLog struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (l *lockedLog) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.Write(p)
+}
+
+func (l *lockedLog) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.String()
+}
+
+// TestDamagedTableRefused: a damaged table block, which Badger reads only
+// when a lookup lands on it (a full scan silently stopped there), fails
+// the checksum pass at Open; one Badger trips over while opening is named
+// as damage too.
+func TestDamagedTableRefused(t *testing.T) {
+	tests := []struct {
+		name   string
+		fill   func(t *testing.T, dir string)
+		offset func(size int64) int64
+		want   string
+	}{
+		{"first block, read at open", fillStore, func(int64) int64 { return 16 }, "a table cannot be opened"},
+		{"a middle block", func(t *testing.T, dir string) {
+			s, err := Open(dir, Options{GCInterval: -1, Reserve: -1})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i := range 20 {
+				mustIngest(t, s, IngestBatch{File: file(fmt.Sprintf("f%d", i), 1), Events: events(fmt.Sprintf("s%02d", i), fmt.Sprintf("e%02d", i), 100)})
+			}
+			if err := s.Close(); err != nil {
+				t.Fatal(err)
+			}
+		}, func(size int64) int64 { return size / 3 }, "a table fails its checksum"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			tt.fill(t, dir)
+			tables, err := filepath.Glob(filepath.Join(dir, "*.sst"))
+			if err != nil || len(tables) == 0 {
+				t.Fatalf("no table: %v", err)
+			}
+			fi, err := os.Stat(tables[0])
+			if err != nil {
+				t.Fatal(err)
+			}
+			writeAt(t, tables[0], tt.offset(fi.Size()), garbage(64))
+			_, err = Open(dir, Options{GCInterval: -1, Reserve: -1})
+			if !errors.Is(err, ErrDamaged) || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("open: %v", err)
+			}
+		})
+	}
+}
+
+// TestVerifyWhileRunning: damage that appears while the store is open is
+// found by the periodic pass, logged once and reported by Damage, and the
+// store keeps serving.
+func TestVerifyWhileRunning(t *testing.T) {
+	dir := t.TempDir()
+	var logs lockedLog
+	s := openSpace(t, dir, Options{GCInterval: -1, Reserve: -1, VerifyInterval: 20 * time.Millisecond,
+		Logger: hclog.New(&hclog.LoggerOptions{Output: &logs, Level: hclog.Warn})})
+	for i := range 10 {
+		mustIngest(t, s, IngestBatch{File: file(fmt.Sprintf("f%d", i), 1), Events: bigEvents(fmt.Sprintf("b%d", i), 4, 1, 8, 8<<10)})
+	}
+	if s.Damage() != nil {
+		t.Fatalf("damage before any: %v", s.Damage())
+	}
+	res, err := checkLog(filepath.Join(dir, "000001.vlog"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeAt(t, filepath.Join(dir, "000001.vlog"), res.stop/2, garbage(64))
+	waitFor(t, "the damage found", func() bool { return s.Damage() != nil })
+	if err := s.Damage(); !errors.Is(err, ErrDamaged) || !strings.Contains(err.Error(), "values that cannot be read: ") {
+		t.Errorf("damage: %v", err)
+	}
+	waitFor(t, "another pass", func() bool { return strings.Count(logs.String(), "badger error") >= 2 })
+	if n := strings.Count(logs.String(), "the store is damaged"); n != 1 {
+		t.Errorf("%d damage lines, want 1:\n%s", n, logs.String())
+	}
+	if fs, err := s.FileState(context.Background(), "f0"); err != nil || fs == nil {
+		t.Errorf("file state: %+v, %v", fs, err)
+	}
+}
