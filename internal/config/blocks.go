@@ -150,6 +150,7 @@ var blockSchemas = map[string]*hcl.BodySchema{
 	"ingest": {Attributes: []hcl.AttributeSchema{
 		{Name: "max_line"}, {Name: "max_text"}, {Name: "max_message_text"}, {Name: "reconcile"},
 	}},
+	"export": {Attributes: []hcl.AttributeSchema{{Name: "every"}, {Name: "keep"}}},
 	"llm": {Attributes: []hcl.AttributeSchema{
 		{Name: "base_url"}, {Name: "model"}, {Name: "api_key_env"}, {Name: "api_key"}, {Name: "timeout"},
 		{Name: "max_input_tokens"}, {Name: "daily_tokens"}, {Name: "structured"}, {Name: "review"},
@@ -205,6 +206,8 @@ func (c *Config) decodeBlocks(dir string, blocks hcl.Blocks) hcl.Diagnostics {
 			}
 		case "ingest":
 			d.ingest(content, &c.Ingest)
+		case "export":
+			d.export(content, &c.Export)
 		case "llm":
 			if l, ok := d.llm(b, content); ok {
 				c.LLM = l

@@ -82,6 +82,8 @@ type Config struct {
 	ScopeRules []ScopeRule
 	// Ingest bounds line and text sizes and sets the reconcile interval.
 	Ingest Ingest
+	// Export schedules the automatic export of every medallion.
+	Export Export
 	// LLM configures Tier 1; nil (no llm block) means no model and no
 	// network.
 	LLM *LLM
@@ -106,6 +108,7 @@ var fileSchema = &hcl.BodySchema{
 		{Type: "checkpoint"},
 		{Type: "scope_rule", LabelNames: []string{"name"}},
 		{Type: "ingest"},
+		{Type: "export"},
 		{Type: "llm"},
 	},
 }
@@ -121,6 +124,7 @@ func Default() *Config {
 		MemoryLimit: DefaultMemoryLimit,
 		Checkpoint:  DefaultCheckpoint,
 		Ingest:      DefaultIngest,
+		Export:      DefaultExport,
 	}
 }
 
@@ -342,6 +346,7 @@ func (c *Config) HCL() []byte {
 	in := c.Ingest
 	fmt.Fprintf(&b, "\ningest {\n  max_line         = %s\n  max_text         = %s\n  max_message_text = %s\n  reconcile        = %s\n}\n",
 		quoteHCL(FormatSize(in.MaxLine)), quoteHCL(FormatSize(in.MaxText)), quoteHCL(FormatSize(in.MaxMessageText)), quoteHCL(formatDuration(in.Reconcile)))
+	fmt.Fprintf(&b, "\nexport {\n  every = %s\n  keep  = %d\n}\n", quoteHCL(formatDuration(c.Export.Every)), c.Export.Keep)
 	if c.LLM != nil {
 		b.WriteString(c.LLM.HCL())
 	}

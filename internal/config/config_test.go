@@ -45,6 +45,7 @@ func TestDefaultHonoursXDG(t *testing.T) {
 		MemoryLimit: 96 << 20,
 		Checkpoint:  Checkpoint{EveryEvents: 10, MinEvents: 5, Idle: 10 * time.Minute},
 		Ingest:      Ingest{MaxLine: 16 << 20, MaxText: 4 << 10, MaxMessageText: 16 << 10, Reconcile: 5 * time.Minute},
+		Export:      DefaultExport,
 	}
 	if !reflect.DeepEqual(*got, want) {
 		t.Errorf("Default() = %+v, want %+v", *got, want)
@@ -136,7 +137,7 @@ func TestLoadKeys(t *testing.T) {
 		{"comments and all keys", "# c\ndata_dir = \"/d\" // c\nsocket = \"/s\"\nlog_level = \"warn\"\nlog_format = \"text\"\nmemory_limit = \"1GiB\"\n",
 			func(c *Config) bool {
 				return reflect.DeepEqual(*c, Config{DataDir: "/d", Socket: "/s", LogLevel: "warn", LogFormat: "text", MemoryLimit: 1 << 30, File: c.File,
-					Checkpoint: DefaultCheckpoint, Ingest: DefaultIngest})
+					Checkpoint: DefaultCheckpoint, Ingest: DefaultIngest, Export: DefaultExport})
 			}, "all set"},
 	}
 	for _, tt := range tests {
@@ -311,7 +312,7 @@ func TestHCLRoundTrip(t *testing.T) {
 	tests := []*Config{
 		Default(),
 		{DataDir: "/data/${x}", Socket: `/run/"q"/s.sock`, LogLevel: "trace", LogFormat: "json", MemoryLimit: 0,
-			Checkpoint: DefaultCheckpoint, Ingest: DefaultIngest},
+			Checkpoint: DefaultCheckpoint, Ingest: DefaultIngest, Export: DefaultExport},
 		{DataDir: "/d", Socket: "/s", LogLevel: "warn", LogFormat: "text", MemoryLimit: 100e6,
 			Watches: []Watch{
 				{Name: "claude", Path: "/home/u/.claude/projects", Format: "claude-code", Include: []string{"**/*.jsonl"}, Exclude: []string{}},
@@ -320,6 +321,7 @@ func TestHCLRoundTrip(t *testing.T) {
 			Checkpoint: Checkpoint{EveryEvents: 0, MinEvents: 3, Idle: 90 * time.Minute, Schedule: "CRON_TZ=UTC 30 2 * * 1-5"},
 			ScopeRules: []ScopeRule{{Name: "cli", Path: "/w/muse/cli", Nodes: []string{"repo:muse", "module:cli"}}},
 			Ingest:     Ingest{MaxLine: 1 << 20, MaxText: 1000, MaxMessageText: 8 << 10, Reconcile: 90 * time.Second},
+			Export:     Export{Every: 0, Keep: 3},
 		},
 	}
 	for _, want := range tests {

@@ -122,10 +122,20 @@ func Run(ctx context.Context, cfg *config.Config, logger hclog.Logger, opts ...O
 		return err
 	}
 	dk.attach(st)
-	exp := newExporter(st, cfg.DataDir, logger.Named("export"))
-	exp.start()
-	// Stopped before the store closes (deferred calls run last first).
-	defer exp.close()
+	if cfg.Export.Every > 0 {
+		exp := newExporter(st, cfg.DataDir, logger.Named("export"))
+		if cfg.Export.Every != config.DefaultExport.Every {
+			exp.interval = cfg.Export.Every
+		}
+		if cfg.Export.Keep > 0 {
+			exp.keep = cfg.Export.Keep
+		}
+		exp.start()
+		// Stopped before the store closes (deferred calls run last first).
+		defer exp.close()
+	} else {
+		logger.Info("automatic export off (export { every = \"off\" })")
+	}
 	defer func() {
 		if cerr := st.Close(); cerr != nil && err == nil {
 			err = cerr

@@ -147,7 +147,13 @@ func checkLog(path string) (logCheck, error) {
 		return logCheck{}, err
 	}
 	if res.end > res.stop {
-		res.intactAfter, err = findIntact(f, res.stop+1, min(res.end, res.stop+resyncWindow), res.end)
+		// Entries readable right where Badger stops are a transaction that
+		// a crash cut short before its commit entry (kill -9 between two
+		// writes of one transaction): Badger rightly drops them, and they
+		// are no sign of damage. The search for intact data starts after
+		// them.
+		from := readableRun(f, res.stop, size)
+		res.intactAfter, err = findIntact(f, from+1, min(res.end, from+resyncWindow), res.end)
 		if err != nil {
 			return logCheck{}, err
 		}
@@ -191,6 +197,19 @@ func validEnd(f *os.File, size int64) (int64, error) {
 			}
 			valid = off
 		}
+	}
+}
+
+// readableRun returns the offset after the entries that can be read one
+// after the other from off.
+func readableRun(f *os.File, off, size int64) int64 {
+	r := bufio.NewReaderSize(io.NewSectionReader(f, off, size-off), 1<<16)
+	for {
+		_, n, ok := readEntry(r, size-off)
+		if !ok {
+			return off
+		}
+		off += n
 	}
 }
 
