@@ -112,9 +112,14 @@ type Curator interface {
 // checkpoint of it, the manager still hands the curator an episode
 // without events, so that work is finished while the session is at rest
 // rather than when it next writes.
+//
+// Unfinished lists the sessions with such work: after a restart, those
+// with nothing buffered get an idle timer too, and a checkpoint of all
+// sessions includes them.
 type IdleFinisher interface {
 	Curator
 	FinishesIdle() bool
+	Unfinished(ctx context.Context) ([]string, error)
 }
 
 // Policy is the trigger policy (config.Checkpoint).
@@ -231,6 +236,7 @@ func (m *Manager) Start(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("load sessions: %w", err)
 	}
+	unfinished := m.unfinished(ctx)
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.started || m.closed {
@@ -249,6 +255,16 @@ func (m *Manager) Start(ctx context.Context) error {
 			s.last = now
 		}
 		m.armIdle(info.ID, s, s.last.Add(m.policy.Idle).Sub(now))
+	}
+	// Sessions with nothing buffered but curator work left (a Tier 1
+	// backlog when the daemon stopped) are finished once idle.
+	for _, id := range unfinished {
+		if _, ok := m.sessions[id]; ok {
+			continue
+		}
+		s := m.state(id)
+		s.last = now
+		m.armIdle(id, s, m.policy.Idle)
 	}
 	go m.loop()
 	if m.cron != nil {
@@ -334,6 +350,20 @@ func (m *Manager) idleFired(id string) {
 		return
 	}
 	m.forgetQuiet(id, s)
+}
+
+// unfinished lists the sessions the curator has work left for; errors are
+// logged, since that work also finishes when the session next writes.
+func (m *Manager) unfinished(ctx context.Context) []string {
+	f, ok := m.cur.(IdleFinisher)
+	if !ok || !f.FinishesIdle() {
+		return nil
+	}
+	ids, err := f.Unfinished(ctx)
+	if err != nil {
+		m.log.Warn("cannot list the sessions with curator work left", "error", err)
+	}
+	return ids
 }
 
 func (m *Manager) finishesIdle() bool {
@@ -614,6 +644,11 @@ func (m *Manager) Checkpoint(ctx context.Context, req api.CheckpointRequest) (ap
 		for _, info := range infos {
 			if info.Buffered > 0 {
 				ids = append(ids, info.ID)
+			}
+		}
+		for _, id := range m.unfinished(ctx) {
+			if !slices.Contains(ids, id) {
+				ids = append(ids, id)
 			}
 		}
 	}

@@ -256,10 +256,16 @@ func TestIdle(t *testing.T) {
 	waitFor(t, "the buffer cleared", func() bool { return e.buffered("s1") == 0 })
 }
 
-// finisher is a recording curator that keeps work across episodes.
-type finisher struct{ Curator }
+// finisher is a recording curator that keeps work across episodes, left
+// for the sessions in pending.
+type finisher struct {
+	Curator
+	pending []string
+}
 
 func (finisher) FinishesIdle() bool { return true }
+
+func (f finisher) Unfinished(context.Context) ([]string, error) { return f.pending, nil }
 
 // TestIdleFinisher: when a count checkpoint took every event, a curator
 // that keeps work across episodes (Tier 1's backlog) still gets the idle
@@ -269,7 +275,7 @@ func TestIdleFinisher(t *testing.T) {
 		rec := &recording{}
 		cur := rec.curator()
 		if finishes {
-			cur = finisher{cur}
+			cur = finisher{Curator: cur}
 		}
 		e := newEnv(t, cur, Policy{EveryEvents: 3, MinEvents: 3, Idle: 50 * time.Millisecond})
 		e.ingest(prompt("s1", "one"), prompt("s1", "two"), prompt("s1", "three"))
@@ -285,6 +291,32 @@ func TestIdleFinisher(t *testing.T) {
 		if n := len(rec.episodes()); n != 1 {
 			t.Errorf("a plain curator got %d episodes, want only the count checkpoint", n)
 		}
+	}
+}
+
+// TestUnfinishedAfterRestart: a session with nothing buffered but curator
+// work left when the daemon stopped gets its idle episode after a restart,
+// and a checkpoint of all sessions includes it.
+func TestUnfinishedAfterRestart(t *testing.T) {
+	rec := &recording{}
+	e := newEnv(t, rec.curator(), Policy{EveryEvents: 3, MinEvents: 3})
+	e.ingest(prompt("s1", "one"), prompt("s1", "two"), prompt("s1", "three"))
+	waitFor(t, "the count checkpoint", func() bool { return len(rec.episodes()) == 1 })
+	waitFor(t, "the buffer cleared", func() bool { return e.buffered("s1") == 0 })
+
+	// Restarted with the curator's work for s1 left over.
+	idle := &recording{}
+	e.manager(finisher{Curator: idle.curator(), pending: []string{"s1"}}, Policy{EveryEvents: 3, MinEvents: 3, Idle: 30 * time.Millisecond})
+	waitFor(t, "the idle episode of s1", func() bool { return len(idle.bySession("s1")) == 1 })
+	if ep := idle.bySession("s1")[0]; ep.Trigger != TriggerIdle || len(ep.Events) != 0 {
+		t.Errorf("episode %s with %d events", ep.Trigger, len(ep.Events))
+	}
+
+	manual := &recording{}
+	m := e.manager(finisher{Curator: manual.curator(), pending: []string{"s1"}}, Policy{EveryEvents: 3, MinEvents: 3})
+	resp, err := m.Checkpoint(context.Background(), api.CheckpointRequest{})
+	if err != nil || len(resp.Checkpoints) != 1 || resp.Checkpoints[0].SessionID != "s1" {
+		t.Fatalf("checkpoint of all: %+v, %v; want s1's unfinished work", resp, err)
 	}
 }
 

@@ -28,6 +28,15 @@ type Curator struct {
 // no model pass has seen.
 func (c *Curator) FinishesIdle() bool { return c.Tier1 != nil }
 
+// Unfinished implements checkpoint.IdleFinisher: the sessions whose Tier 1
+// backlog is waiting for a pass.
+func (c *Curator) Unfinished(ctx context.Context) ([]string, error) {
+	if c.Tier1 == nil {
+		return nil, nil
+	}
+	return c.Tier1.unfinished(ctx)
+}
+
 func (c *Curator) now() time.Time {
 	if c.Now != nil {
 		return c.Now()

@@ -24,6 +24,7 @@ import (
 type AuxStore interface {
 	GetAux(ctx context.Context, key string) ([]byte, error)
 	PutAux(ctx context.Context, key string, value []byte) error
+	AuxKeys(ctx context.Context, prefix string) ([]string, error)
 }
 
 // Tier1 runs the model curator after Tier 0 (seed 004: Tier 1 after
@@ -72,7 +73,22 @@ var closing = []string{checkpoint.TriggerIdle, checkpoint.TriggerManual, checkpo
 // when it returns. The oldest entries go first, and the log says so.
 const maxBacklogPrompts = 8
 
-func backlogKey(session string) string { return "tier1/backlog/" + session }
+const backlogPrefix = "tier1/backlog/"
+
+func backlogKey(session string) string { return backlogPrefix + session }
+
+// unfinished lists the sessions whose backlog no pass has taken yet.
+func (t *Tier1) unfinished(ctx context.Context) ([]string, error) {
+	keys, err := t.Aux.AuxKeys(ctx, backlogPrefix)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]string, len(keys))
+	for i, k := range keys {
+		out[i] = k[len(backlogPrefix):]
+	}
+	return out, nil
+}
 
 // curate is a checkpoint with Tier 1 on. When no pass is due it is Tier 0
 // alone. When one is, Tier 0's items and the model's patch make one new

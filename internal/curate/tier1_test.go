@@ -205,6 +205,9 @@ func TestTier1Garbage(t *testing.T) {
 	if b, _ := st.GetAux(ctx, backlogKey("s1")); b == nil {
 		t.Error("the backlog was dropped with the failed pass")
 	}
+	if ids, err := cur.Unfinished(ctx); err != nil || len(ids) != 1 || ids[0] != "s1" {
+		t.Errorf("Unfinished = %v, %v; want s1, whose backlog waits", ids, err)
+	}
 }
 
 // TestTier1RedactsReply: a secret in the model's reply is stored redacted.

@@ -109,3 +109,26 @@ func (b *Badger) AddAuxInt(ctx context.Context, key string, delta int64) (int64,
 	}
 	return 0, fmt.Errorf("add to %s: %w", key, badger.ErrConflict)
 }
+
+// AuxKeys lists the keys of the records whose key starts with prefix, in
+// key order.
+func (b *Badger) AuxKeys(ctx context.Context, prefix string) ([]string, error) {
+	if err := b.begin(ctx); err != nil {
+		return nil, err
+	}
+	defer b.mu.RUnlock()
+	var out []string
+	p := []byte(prefixAux + prefix)
+	err := b.db.View(func(txn *badger.Txn) error {
+		it := txn.NewIterator(badger.IteratorOptions{Prefix: p})
+		defer it.Close()
+		for it.Seek(p); it.ValidForPrefix(p); it.Next() {
+			out = append(out, string(it.Item().Key()[len(prefixAux):]))
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("list %s*: %w", prefix, err)
+	}
+	return out, nil
+}

@@ -46,6 +46,9 @@ func TestAux(t *testing.T) {
 	if n, err := b.AddAuxInt(ctx, "llm/tokens/2026-11-25", 0); err != nil || n != 80 {
 		t.Errorf("ledger = %d, %v; want 80", n, err)
 	}
+	if keys, err := b.AuxKeys(ctx, "tier1/"); err != nil || len(keys) != 1 || keys[0] != "tier1/s1" {
+		t.Errorf("AuxKeys = %v, %v", keys, err)
+	}
 	if err := b.PutAux(ctx, "tier1/s1", nil); err != nil {
 		t.Fatal(err)
 	}
