@@ -207,25 +207,13 @@ func Open(dir string, opts Options) (*Badger, error) {
 		return nil, fmt.Errorf("open store %s: count medallions: %w", dir, err)
 	}
 	b.count.Store(n)
-	if gcInterval > 0 {
-		go b.gcLoop(gcInterval)
-	} else {
-		close(b.gcDone)
-	}
-	if spaceInterval > 0 {
-		go b.spaceLoop(spaceInterval)
-	} else {
-		close(b.spaceDone)
-	}
+	b.every(gcInterval, b.gcDone, b.collectGarbage)
+	b.every(spaceInterval, b.spaceDone, b.checkSpace)
 	verifyInterval := opts.VerifyInterval
 	if verifyInterval == 0 {
 		verifyInterval = DefaultVerifyInterval
 	}
-	if verifyInterval > 0 {
-		go b.verifyLoop(verifyInterval)
-	} else {
-		close(b.verifyDone)
-	}
+	b.every(verifyInterval, b.verifyDone, b.checkDamage)
 	return b, nil
 }
 
@@ -285,22 +273,28 @@ func (b *Badger) countKeys() (int64, error) {
 	return n, err
 }
 
-// gcLoop runs the value-log collector every interval until Close. Versions
-// are never overwritten, so today the log gathers little garbage (index
-// entries and m/ keys live in the LSM tree); the collector keeps it that
-// way should versions ever be pruned.
-func (b *Badger) gcLoop(interval time.Duration) {
-	defer close(b.gcDone)
-	t := time.NewTicker(interval)
-	defer t.Stop()
-	for {
-		select {
-		case <-b.stop:
-			return
-		case <-t.C:
-			b.collectGarbage()
-		}
+// every runs fn every interval until Close, in a goroutine that closes
+// done when it ends; with interval <= 0 it runs nothing and closes done at
+// once. The value-log collector, the free-space check and the periodic
+// verification are such loops.
+func (b *Badger) every(interval time.Duration, done chan struct{}, fn func()) {
+	if interval <= 0 {
+		close(done)
+		return
 	}
+	go func() {
+		defer close(done)
+		t := time.NewTicker(interval)
+		defer t.Stop()
+		for {
+			select {
+			case <-b.stop:
+				return
+			case <-t.C:
+				fn()
+			}
+		}
+	}()
 }
 
 // collectGarbage rewrites value-log files until Badger finds none worth

@@ -15,7 +15,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"time"
 
 	badger "github.com/dgraph-io/badger/v4"
 )
@@ -403,34 +402,25 @@ func verifyTables(db *badger.DB) (err error) {
 	return db.VerifyChecksum()
 }
 
-// verifyLoop runs verify every interval until Close. Bit rot and a stray
-// write show up between restarts too; found, the damage is logged once and
-// kept for Damage, and the store keeps serving what it can read. Blocks in
-// Badger's block cache are checked as cached, not re-read from disk.
-func (b *Badger) verifyLoop(interval time.Duration) {
-	defer close(b.verifyDone)
-	t := time.NewTicker(interval)
-	defer t.Stop()
-	for {
-		select {
-		case <-b.stop:
-			return
-		case <-t.C:
-		}
-		if err := b.begin(context.Background()); err != nil {
-			return
-		}
-		err := b.verify()
-		b.mu.RUnlock()
-		if err == nil {
-			b.damage.Store(nil)
-			continue
-		}
-		if prev := b.damage.Load(); prev == nil || (*prev).Error() != err.Error() {
-			b.logger.Error("the store is damaged", "dir", b.dir, "error", err)
-		}
-		b.damage.Store(&err)
+// checkDamage runs verify, every interval of the loop Open starts. Bit rot
+// and a stray write show up between restarts too; found, the damage is
+// logged once and kept for Damage, and the store keeps serving what it can
+// read. Blocks in Badger's block cache are checked as cached, not re-read
+// from disk.
+func (b *Badger) checkDamage() {
+	if err := b.begin(context.Background()); err != nil {
+		return
 	}
+	err := b.verify()
+	b.mu.RUnlock()
+	if err == nil {
+		b.damage.Store(nil)
+		return
+	}
+	if prev := b.damage.Load(); prev == nil || (*prev).Error() != err.Error() {
+		b.logger.Error("the store is damaged", "dir", b.dir, "error", err)
+	}
+	b.damage.Store(&err)
 }
 
 // Damage is what the last periodic verification found wrong with the

@@ -112,21 +112,12 @@ func (b *Badger) roomToWrite() error {
 	return &DiskFullError{Dir: b.dir, Free: s.Free, Reserve: s.Reserve, ReadOnly: s.ReadOnly}
 }
 
-// spaceLoop measures the free space every interval until Close, and reopens
-// a read-only store read-write once the disk has room again.
-func (b *Badger) spaceLoop(interval time.Duration) {
-	defer close(b.spaceDone)
-	t := time.NewTicker(interval)
-	defer t.Stop()
-	for {
-		select {
-		case <-b.stop:
-			return
-		case <-t.C:
-			if s := b.measure(); s.ReadOnly && !s.Full {
-				b.reopenWritable()
-			}
-		}
+// checkSpace measures the free space, every interval of the loop Open
+// starts, and reopens a read-only store read-write once the disk has room
+// again.
+func (b *Badger) checkSpace() {
+	if s := b.measure(); s.ReadOnly && !s.Full {
+		b.reopenWritable()
 	}
 }
 
