@@ -5,7 +5,6 @@ import (
 	"encoding/hex"
 	"fmt"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -83,7 +82,7 @@ func Apply(existing *medallion.Medallion, scope []string, items Items, now time.
 	}
 	knowledge(m, items)
 
-	a := applier{m: m, high: highIDs(m)}
+	a := applier{m: m, high: m.HighestIDs()}
 	a.invariants(items.Invariants)
 	a.conventions(items.Checks)
 	a.decisions(items.Decisions)
@@ -152,7 +151,7 @@ func (a *applier) record(item, text string, ev Evidence) []string {
 }
 
 // trimEvidence keeps the newest medallion.MaxEvidence entries, but always
-// the one naming the highest decision and question id: highIDs reads them
+// the one naming the highest decision and question id: HighestIDs reads them
 // there, so ids stay unique over the medallion's whole history.
 func (a *applier) trimEvidence() {
 	ev := a.m.Evidence
@@ -171,40 +170,6 @@ func (a *applier) trimEvidence() {
 		}
 	}
 	a.m.Evidence = append(pinned, ev[len(ev)-(medallion.MaxEvidence-len(pinned)):]...)
-}
-
-// highIDs returns the highest decision and question numbers a medallion
-// has used: in its lists, its evidence, and the "supersedes"/"resolves"
-// references of its decisions.
-func highIDs(m *medallion.Medallion) map[string]int {
-	high := map[string]int{}
-	see := func(id string) {
-		prefix, num, ok := strings.Cut(id, "-")
-		if !ok || (prefix != "D" && prefix != "Q") {
-			return
-		}
-		if n, err := strconv.Atoi(num); err == nil && n > high[prefix] {
-			high[prefix] = n
-		}
-	}
-	for _, d := range m.Decisions {
-		see(d.ID)
-		for _, w := range strings.Fields(d.Rationale) {
-			see(strings.Trim(w, ".,;:()"))
-		}
-	}
-	for _, q := range m.OpenQuestions {
-		see(q.ID)
-	}
-	for _, e := range m.Evidence {
-		see(e.Item)
-	}
-	// A rejected item has left the lists but keeps its review entry: its
-	// id must not name a new item, or the new one would read as rejected.
-	for _, r := range m.Review {
-		see(r.Item)
-	}
-	return high
 }
 
 // next returns a new "<prefix>-NNN" id above every id used before.

@@ -1,8 +1,8 @@
 package distill
 
 import (
+	"fmt"
 	"slices"
-	"strconv"
 	"strings"
 	"unicode/utf8"
 
@@ -350,40 +350,13 @@ func (a *applier) evidenceFor(item, text string, ev []Entry) {
 // used in the medallion (its items, evidence and review), so a removed id
 // is never given to a different item.
 func (a *applier) nextID(prefix string) string {
-	high := 0
-	see := func(id string) {
+	high := a.m.HighestIDs()[prefix]
+	for id := range a.v.ids { // dropped by this patch, still never reused
 		if n, ok := handleNum(id, prefix+"-"); ok && n > high {
 			high = n
 		}
 	}
-	for _, d := range a.m.Decisions {
-		see(d.ID)
-		// Tier 0 names what a decision superseded in its rationale.
-		for _, w := range strings.Fields(d.Rationale) {
-			see(strings.Trim(w, ".,;:()"))
-		}
-	}
-	for _, q := range a.m.OpenQuestions {
-		see(q.ID)
-	}
-	for id := range a.v.ids { // dropped by this patch, still never reused
-		see(id)
-	}
-	for _, e := range a.m.Evidence {
-		see(e.Item)
-	}
-	for _, r := range a.m.Review {
-		see(r.Item)
-	}
-	return prefix + "-" + pad(high+1)
-}
-
-func pad(n int) string {
-	s := strconv.Itoa(n)
-	for len(s) < 3 {
-		s = "0" + s
-	}
-	return s
+	return fmt.Sprintf("%s-%03d", prefix, high+1)
 }
 
 func isID(item string) bool {
