@@ -61,14 +61,13 @@ const conflictRetries = 3
 // standing.
 func (c *Curator) Curate(ctx context.Context, ep checkpoint.Episode) (checkpoint.Result, error) {
 	if c.Tier1 == nil {
-		return c.tier0(ctx, ep)
+		return c.tier0(ctx, ep, Extract(ep))
 	}
 	return c.Tier1.curate(ctx, c, ep)
 }
 
-// tier0 stores what the deterministic extractors find in ep.
-func (c *Curator) tier0(ctx context.Context, ep checkpoint.Episode) (checkpoint.Result, error) {
-	items := Extract(ep)
+// tier0 stores items, what the deterministic extractors found in ep.
+func (c *Curator) tier0(ctx context.Context, ep checkpoint.Episode, items Items) (checkpoint.Result, error) {
 	if items.Empty() {
 		return checkpoint.Result{}, nil
 	}

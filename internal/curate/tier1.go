@@ -100,6 +100,7 @@ func (t *Tier1) curate(ctx context.Context, c *Curator, ep checkpoint.Episode) (
 	if log == nil {
 		log = hclog.NewNullLogger()
 	}
+	items := Extract(ep)
 	events := make([]transcript.Event, 0, len(ep.Events))
 	for i := range ep.Events {
 		events = append(events, ep.Events[i].Event)
@@ -107,17 +108,18 @@ func (t *Tier1) curate(ctx context.Context, c *Curator, ep checkpoint.Episode) (
 	backlog, err := t.load(ctx, ep.SessionID)
 	if err != nil {
 		t.fail(log, ep, "read backlog", err)
-		return c.tier0(ctx, ep)
+		return c.tier0(ctx, ep, items)
 	}
 	backlog = merge(backlog, distill.Digest(events))
 	limit := t.Distiller.MaxInputTokens
 	if limit <= 0 {
 		limit = distill.DefaultMaxInputTokens
 	}
-	if n := tokens(backlog); n > maxBacklogPrompts*limit {
+	n := distill.TotalTokens(backlog)
+	if n > maxBacklogPrompts*limit {
 		cut := 0
 		for n > maxBacklogPrompts*limit && cut < len(backlog) {
-			n -= distill.Tokens(backlog[cut].Text) + 4
+			n -= backlog[cut].Tokens()
 			cut++
 		}
 		log.Warn("tier 1 backlog over its bound: oldest entries dropped", "session", ep.SessionID, "dropped", cut)
@@ -127,21 +129,20 @@ func (t *Tier1) curate(ctx context.Context, c *Curator, ep checkpoint.Episode) (
 	if threshold <= 0 {
 		threshold = limit
 	}
-	due := slices.Contains(closing, ep.Trigger) || tokens(backlog) >= threshold
+	due := slices.Contains(closing, ep.Trigger) || n >= threshold
 	if !due || len(backlog) == 0 || len(ep.Scope) == 0 {
 		if err := t.save(ctx, ep.SessionID, backlog); err != nil {
 			t.fail(log, ep, "save backlog", err)
 		}
-		return c.tier0(ctx, ep)
+		return c.tier0(ctx, ep, items)
 	}
 	// Kept until the pass is stored: a failure or a crash before then
 	// leaves it for the next pass.
 	if err := t.save(ctx, ep.SessionID, backlog); err != nil {
 		t.fail(log, ep, "save backlog", err)
-		return c.tier0(ctx, ep)
+		return c.tier0(ctx, ep, items)
 	}
 
-	items := Extract(ep)
 	existing, err := c.find(ctx, ep.Scope)
 	if err != nil {
 		return checkpoint.Result{}, err
@@ -156,7 +157,7 @@ func (t *Tier1) curate(ctx context.Context, c *Curator, ep checkpoint.Episode) (
 	out, dr, err := t.Distiller.Distill(ctx, base, ep.Scope, backlog)
 	if err != nil {
 		t.fail(log, ep, op, err)
-		return c.tier0(ctx, ep)
+		return c.tier0(ctx, ep, items)
 	}
 	out.Meta.UpdatedAt = medallion.FormatTime(c.now())
 	out = withTags(out, ep.Tags)
@@ -171,7 +172,7 @@ func (t *Tier1) curate(ctx context.Context, c *Curator, ep checkpoint.Episode) (
 		// the backlog stays for the next pass, which starts from their
 		// version, and Tier 0 stores this episode's items now.
 		t.fail(log, ep, "store "+op, err)
-		return c.tier0(ctx, ep)
+		return c.tier0(ctx, ep, items)
 	}
 	if err := t.save(ctx, ep.SessionID, nil); err != nil {
 		log.Error("tier 1 backlog not cleared", "session", ep.SessionID, "error", err)
@@ -245,12 +246,4 @@ func merge(backlog, add []distill.Entry) []distill.Entry {
 		backlog = append(backlog, e)
 	}
 	return backlog
-}
-
-func tokens(entries []distill.Entry) int {
-	n := 0
-	for _, e := range entries {
-		n += distill.Tokens(e.Text) + 4
-	}
-	return n
 }

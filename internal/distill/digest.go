@@ -192,6 +192,19 @@ func oneLine(s string) string {
 // package uses for the load budget.
 func Tokens(s string) int { return (len(s) + 3) / 4 }
 
+// Tokens estimates what e costs in a prompt: its text, its handle and the
+// line break.
+func (e Entry) Tokens() int { return Tokens(e.Text) + 4 }
+
+// TotalTokens estimates what entries cost in a prompt.
+func TotalTokens(entries []Entry) int {
+	n := 0
+	for _, e := range entries {
+		n += e.Tokens()
+	}
+	return n
+}
+
 // Chunks splits entries into runs that fit maxTokens each (estimated),
 // at entry boundaries, so a long backlog becomes several calls in order,
 // never one giant prompt. The split depends only on the entries. An entry
@@ -200,7 +213,7 @@ func Chunks(entries []Entry, maxTokens int) [][]Entry {
 	var out [][]Entry
 	start, used := 0, 0
 	for i, e := range entries {
-		n := Tokens(e.Text) + 4
+		n := e.Tokens()
 		if i > start && used+n > maxTokens {
 			out = append(out, entries[start:i])
 			start, used = i, 0

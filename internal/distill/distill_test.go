@@ -151,19 +151,11 @@ func TestDigestAndChunks(t *testing.T) {
 	n := 0
 	for _, c := range c1 {
 		n += len(c)
-		if tok := tokens(c); tok > 2000 && len(c) > 1 {
+		if tok := TotalTokens(c); tok > 2000 && len(c) > 1 {
 			t.Errorf("a chunk of %d tokens", tok)
 		}
 	}
 	if n != len(many) {
 		t.Errorf("chunks hold %d entries of %d", n, len(many))
 	}
-}
-
-func tokens(es []Entry) int {
-	n := 0
-	for _, e := range es {
-		n += Tokens(e.Text) + 4
-	}
-	return n
 }
