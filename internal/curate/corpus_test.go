@@ -61,32 +61,55 @@ func parseFile(t testing.TB, format transcript.Format, path string) []transcript
 	return events
 }
 
+// checkpoints runs events through the daemon's checkpoints, per session:
+// one episode each time simEveryEvents events are buffered (a live
+// checkpoint leaves a call still waiting for its result buffered), then a
+// final idle checkpoint of the rest, which comes even when nothing is left
+// (as the daemon gives an IdleFinisher). ep gets each episode with its
+// trigger; sessions lists the session ids in order of first appearance.
+func checkpoints(events []transcript.Event, ep func(sid, trigger string, buf []episode.BufferedEvent)) (sessions []string) {
+	buffers := map[string][]episode.BufferedEvent{}
+	flush := func(sid, trigger string) {
+		buf := buffers[sid]
+		n := len(buf)
+		if trigger != checkpoint.TriggerIdle {
+			n = episode.Settled(buf)
+		}
+		buf, buffers[sid] = buf[:n:n], slices.Clone(buf[n:])
+		if len(buf) > 0 || trigger == checkpoint.TriggerIdle {
+			ep(sid, trigger, buf)
+		}
+	}
+	for i, e := range events {
+		sid := e.SessionID
+		if _, ok := buffers[sid]; !ok {
+			sessions = append(sessions, sid)
+		}
+		buffers[sid] = append(buffers[sid], episode.BufferedEvent{Seq: uint64(i + 1), Event: e})
+		if len(buffers[sid]) >= max(simEveryEvents, simMinEvents) {
+			flush(sid, checkpoint.TriggerEveryEvents)
+		}
+	}
+	for _, sid := range sessions {
+		flush(sid, checkpoint.TriggerIdle)
+	}
+	return sessions
+}
+
 // simulate runs a transcript's events through checkpoints as the daemon
-// would: per session, one episode each time simEveryEvents events are
-// buffered, then a final idle checkpoint of the rest; each episode is
-// Extracted and Applied to the session scope's medallion in memory.
+// would; each episode is Extracted and Applied to the session scope's
+// medallion in memory.
 func simulate(t testing.TB, format transcript.Format, path string) simulation {
 	t.Helper()
 	events := parseFile(t, format, path)
 	sim := simulation{events: len(events), items: map[string]int{}}
-	buffers := map[string][]episode.BufferedEvent{}
-	var order []string
 	meds := map[string]*medallion.Medallion{}
 	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	// flush checkpoints a session's buffer as the daemon does: a live
-	// checkpoint (every N events) leaves a call still waiting for its
-	// result buffered; the idle one takes everything.
-	flush := func(sid string, live bool) {
-		buf := buffers[sid]
-		n := len(buf)
-		if live {
-			n = episode.Settled(buf)
-		}
-		buf, buffers[sid] = buf[:n:n], slices.Clone(buf[n:])
+	scope := []string{"repo:" + filepath.Base(path)}
+	sessions := checkpoints(events, func(sid, _ string, buf []episode.BufferedEvent) {
 		if len(buf) == 0 {
 			return
 		}
-		scope := []string{"repo:" + filepath.Base(path)}
 		ep := checkpoint.Episode{SessionID: sid, Scope: scope, Agent: string(format), Events: buf, Context: episode.Derive(buf)}
 		items := Extract(ep)
 		sim.checkpoints++
@@ -103,19 +126,8 @@ func simulate(t testing.TB, format transcript.Format, path string) simulation {
 			t.Errorf("%s: checkpoint %d: invalid medallion: %v", filepath.Base(path), sim.checkpoints, err)
 		}
 		meds[sid] = m
-	}
-	for i, e := range events {
-		sid := e.SessionID
-		if _, ok := buffers[sid]; !ok {
-			order = append(order, sid)
-		}
-		buffers[sid] = append(buffers[sid], episode.BufferedEvent{Seq: uint64(i + 1), Event: e})
-		if len(buffers[sid]) >= simEveryEvents && len(buffers[sid]) >= simMinEvents {
-			flush(sid, true)
-		}
-	}
-	for _, sid := range order {
-		flush(sid, false) // the idle checkpoint
+	})
+	for _, sid := range sessions {
 		if m := meds[sid]; m != nil {
 			sim.medallions = append(sim.medallions, m)
 		}

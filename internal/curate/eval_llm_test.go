@@ -29,49 +29,21 @@ import (
 const evalLLMInputTokens = 32000
 
 // simulateStore runs a transcript through the real Curator and a real
-// store with the checkpoints of simulate (every simEveryEvents events a
-// live one, then idle), and returns the medallion of its scope.
+// store with the checkpoints of simulate, and returns the medallion of its
+// scope.
 func simulateStore(t *testing.T, format transcript.Format, path string, cur *Curator) *medallion.Medallion {
 	t.Helper()
 	ctx := context.Background()
-	events := parseFile(t, format, path)
 	scope := []string{"repo:" + filepath.Base(path)}
-	buffers := map[string][]episode.BufferedEvent{}
-	var order []string
 	clock := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	cur.Now = func() time.Time { return clock }
-	flush := func(sid string, live bool) {
-		buf := buffers[sid]
-		n := len(buf)
-		trigger := checkpoint.TriggerIdle
-		if live {
-			n, trigger = episode.Settled(buf), checkpoint.TriggerEveryEvents
-		}
-		buf, buffers[sid] = buf[:n:n], append([]episode.BufferedEvent(nil), buf[n:]...)
-		if len(buf) == 0 && live {
-			return
-		}
-		// An idle session with nothing buffered still gets its idle
-		// episode, as the daemon gives an IdleFinisher.
+	checkpoints(parseFile(t, format, path), func(sid, trigger string, buf []episode.BufferedEvent) {
 		clock = clock.Add(time.Minute)
 		ep := checkpoint.Episode{SessionID: sid, Scope: scope, Agent: string(format), Trigger: trigger, Events: buf, Context: episode.Derive(buf)}
 		if _, err := cur.Curate(ctx, ep); err != nil {
 			t.Errorf("%s: curate: %v", filepath.Base(path), err)
 		}
-	}
-	for i, e := range events {
-		sid := e.SessionID
-		if _, ok := buffers[sid]; !ok {
-			order = append(order, sid)
-		}
-		buffers[sid] = append(buffers[sid], episode.BufferedEvent{Seq: uint64(i + 1), Event: e})
-		if len(buffers[sid]) >= simEveryEvents {
-			flush(sid, true)
-		}
-	}
-	for _, sid := range order {
-		flush(sid, false)
-	}
+	})
 	m, err := cur.find(ctx, scope)
 	if err != nil {
 		t.Fatal(err)
