@@ -18,7 +18,6 @@ import (
 	"github.com/medallionhq/medallion/internal/llm"
 	"github.com/medallionhq/medallion/internal/medallion"
 	"github.com/medallionhq/medallion/internal/redact"
-	"github.com/medallionhq/medallion/internal/render"
 	"github.com/medallionhq/medallion/internal/store"
 	"github.com/medallionhq/medallion/internal/transcript"
 )
@@ -98,13 +97,7 @@ func TestEvalLLM(t *testing.T) {
 			continue
 		}
 		name := filepath.Base(lp)
-		one := filepath.Join(work, "labels", name)
-		if err := os.MkdirAll(one, 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(one, name), b, 0o644); err != nil {
-			t.Fatal(err)
-		}
+		one := labelDir(t, work, name, b)
 
 		run := func(tier1 bool) (*medallion.Medallion, llm.Stats, Tier1Stats) {
 			st, err := store.Open(t.TempDir(), store.Options{GCInterval: -1})
@@ -134,16 +127,8 @@ func TestEvalLLM(t *testing.T) {
 			if m != nil {
 				meds = append(meds, m)
 			}
-			l := render.Load(meds, render.Options{Budget: render.DefaultBudget})
-			var items []scorerItem
-			for line := range strings.Lines(l.Text) {
-				if s := strings.TrimSpace(line); s != "" {
-					items = append(items, scorerItem{Kind: "other", Text: s})
-				}
-			}
-			writeItems(t, load, label.File, items)
-			writeItems(t, stored, label.File, storedItems(t, work, label.File, meds, l.Text))
-			return fileEval{Load: scoreFile(t, one, load), Stored: scoreFile(t, one, stored)}
+			fe, _ := scoreMedallions(t, work, one, label.File, meds, load, stored)
+			return fe
 		}
 		m0, _, _ := run(false)
 		m1, ls, ts := run(true)
@@ -160,18 +145,11 @@ func TestEvalLLM(t *testing.T) {
 			half(name), name, h0, h1, n, t0[name].Stored.Unmatched, t0[name].Stored.Items,
 			t1[name].Stored.Unmatched, t1[name].Stored.Items, ls.Calls, ls.PromptTokens, ts.Fallbacks)
 	}
-	var halves [2][]string
-	for _, n := range names {
-		if half(n) == "A" {
-			halves[0] = append(halves[0], n)
-		} else {
-			halves[1] = append(halves[1], n)
-		}
-	}
+	halfA, halfB := halves(names)
 	for _, part := range []struct {
 		title string
 		files []string
-	}{{"whole labelled set", names}, {"half A", halves[0]}, {"half B", halves[1]}} {
+	}{{"whole labelled set", names}, {"half A", halfA}, {"half B", halfB}} {
 		report(&rep, "Tier 0 alone, "+part.title, t0, part.files)
 		report(&rep, "Tier 0 + Tier 1, "+part.title, t1, part.files)
 	}

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/medallionhq/medallion/internal/medallion"
 	"github.com/medallionhq/medallion/internal/render"
 	"github.com/medallionhq/medallion/internal/transcript"
 )
@@ -214,6 +215,51 @@ func writeItems(t *testing.T, dir, file string, items []scorerItem) {
 	}
 }
 
+// labelDir puts one label file (its bytes b) in a folder of its own under
+// work: the scorer reads a folder of labels, and alone there its counts are
+// this file's.
+func labelDir(t *testing.T, work, name string, b []byte) string {
+	t.Helper()
+	one := filepath.Join(work, "labels", name)
+	if err := os.MkdirAll(one, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(one, name), b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return one
+}
+
+// scoreMedallions renders meds as the load at the default budget, writes
+// the load's lines and the medallions' items as the scorer's outputs for
+// file under loadDir and storedDir, and scores both against the label in
+// one. It returns the load too.
+func scoreMedallions(t *testing.T, work, one, file string, meds []*medallion.Medallion, loadDir, storedDir string) (fileEval, render.Result) {
+	t.Helper()
+	load := render.Load(meds, render.Options{Budget: render.DefaultBudget})
+	var loadItems []scorerItem
+	for line := range strings.Lines(load.Text) {
+		if l := strings.TrimSpace(line); l != "" {
+			loadItems = append(loadItems, scorerItem{Kind: "other", Text: l})
+		}
+	}
+	writeItems(t, loadDir, file, loadItems)
+	writeItems(t, storedDir, file, storedItems(t, work, file, meds, load.Text))
+	return fileEval{Load: scoreFile(t, one, loadDir), Stored: scoreFile(t, one, storedDir)}, load
+}
+
+// halves splits label names into half A and half B (see half).
+func halves(names []string) (a, b []string) {
+	for _, n := range names {
+		if half(n) == "A" {
+			a = append(a, n)
+		} else {
+			b = append(b, n)
+		}
+	}
+	return a, b
+}
+
 // TestEval is `make eval`: it runs the checkpoint simulation and the load
 // over every labelled session of the shared corpus and scores, for each
 // labelled file, two outputs with ../shared/eval/score_quality.py — "load",
@@ -276,31 +322,12 @@ func TestEval(t *testing.T) {
 			continue
 		}
 		sim := simulate(t, format, path)
-		load := render.Load(sim.medallions, render.Options{Budget: render.DefaultBudget})
-		var loadItems []scorerItem
-		for line := range strings.Lines(load.Text) {
-			if l := strings.TrimSpace(line); l != "" {
-				loadItems = append(loadItems, scorerItem{Kind: "other", Text: l})
-			}
-		}
-		writeItems(t, loadDir, label.File, loadItems)
-
-		writeItems(t, storedDir, label.File, storedItems(t, work, label.File, sim.medallions, load.Text))
+		name := filepath.Base(lp)
+		fe, load := scoreMedallions(t, work, labelDir(t, work, name, b), label.File, sim.medallions, loadDir, storedDir)
 		if testing.Verbose() {
 			t.Logf("%s: %d events, load %d tokens:\n%s", label.File, sim.events, load.Tokens, load.Text)
 		}
-
-		// The scorer reads a folder of labels: give it this one alone, so
-		// its counts are this file's.
-		one := filepath.Join(work, "labels", filepath.Base(lp))
-		if err := os.MkdirAll(one, 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(one, filepath.Base(lp)), b, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		name := filepath.Base(lp)
-		scores[name] = fileEval{Load: scoreFile(t, one, loadDir), Stored: scoreFile(t, one, storedDir)}
+		scores[name] = fe
 		names = append(names, name)
 	}
 
@@ -310,17 +337,10 @@ func TestEval(t *testing.T) {
 		lh, lt := fe.Load.hits()
 		fmt.Fprintf(&rep, "  %s %-60.60s load %2d/%-2d stored unmatched %2d/%-2d\n", half(name), name, lh, lt, fe.Stored.Unmatched, fe.Stored.Items)
 	}
-	var halves [2][]string
-	for _, name := range names {
-		if half(name) == "A" {
-			halves[0] = append(halves[0], name)
-		} else {
-			halves[1] = append(halves[1], name)
-		}
-	}
+	halfA, halfB := halves(names)
 	report(&rep, "whole labelled set", scores, names)
-	report(&rep, "half A (tune on it)", scores, halves[0])
-	report(&rep, "half B (check on it)", scores, halves[1])
+	report(&rep, "half A (tune on it)", scores, halfA)
+	report(&rep, "half B (check on it)", scores, halfB)
 	t.Logf("quality per labelled file and against the issues' targets:\n%s", rep.String())
 
 	if os.Getenv("MEDALLION_EVAL_BASELINE") == "write" {
