@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/medallionhq/medallion/internal/medallion"
 )
@@ -382,9 +381,5 @@ func clip(s string, n int) string {
 	if len(s) <= n {
 		return s
 	}
-	k := n
-	for k > 0 && !utf8.RuneStart(s[k]) {
-		k--
-	}
-	return strings.TrimSpace(s[:k]) + "…"
+	return strings.TrimSpace(runeHead(s, n)) + "…"
 }

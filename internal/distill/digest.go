@@ -172,11 +172,20 @@ func cut(s string, n int) string {
 	if len(s) <= n {
 		return s
 	}
-	k := n
-	for k > 0 && !utf8.RuneStart(s[k]) {
-		k--
+	head := runeHead(s, n)
+	return head + " […" + strconv.Itoa(len(s)-len(head)) + " bytes cut]"
+}
+
+// runeHead is the longest prefix of s within n bytes that ends on a rune
+// boundary.
+func runeHead(s string, n int) string {
+	if len(s) <= n {
+		return s
 	}
-	return s[:k] + " […" + strconv.Itoa(len(s)-k) + " bytes cut]"
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
 }
 
 // oneLine folds newlines so each entry is one line of the prompt, and an
