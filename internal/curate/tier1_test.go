@@ -3,61 +3,30 @@ package curate
 import (
 	"context"
 	"encoding/json"
-	"io"
-	"net/http"
 	"net/http/httptest"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/medallionhq/medallion/internal/checkpoint"
 	"github.com/medallionhq/medallion/internal/distill"
 	"github.com/medallionhq/medallion/internal/llm"
+	"github.com/medallionhq/medallion/internal/llm/llmtest"
 	"github.com/medallionhq/medallion/internal/medallion"
 	"github.com/medallionhq/medallion/internal/redact"
 	"github.com/medallionhq/medallion/internal/store"
 	"github.com/medallionhq/medallion/internal/transcript"
 )
 
-// fakeModel is an OpenAI chat completions server that answers with the
-// next of its replies (the last one repeats) and records request bodies.
-type fakeModel struct {
-	mu      sync.Mutex
-	replies []string
-	bodies  []string
-}
-
-func (f *fakeModel) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	body, _ := io.ReadAll(r.Body)
-	f.mu.Lock()
-	f.bodies = append(f.bodies, string(body))
-	reply := f.replies[min(len(f.bodies), len(f.replies))-1]
-	f.mu.Unlock()
-	w.Header().Set("Content-Type", "application/json")
-	json.NewEncoder(w).Encode(map[string]any{
-		"id": "c1", "object": "chat.completion", "model": "fake",
-		"choices": []any{map[string]any{"index": 0, "finish_reason": "stop",
-			"message": map[string]any{"role": "assistant", "content": reply}}},
-		"usage": map[string]any{"prompt_tokens": 100, "completion_tokens": 20, "total_tokens": 120},
-	})
-}
-
-func (f *fakeModel) requests() []string {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return slices.Clone(f.bodies)
-}
-
 // tier1Setup is a curator with Tier 1 on a real store and a fake model.
-func tier1Setup(t *testing.T, cap int, replies ...string) (*Curator, *store.Badger, *fakeModel) {
+func tier1Setup(t *testing.T, cap int, replies ...string) (*Curator, *store.Badger, *llmtest.Model) {
 	t.Helper()
 	st, err := store.Open(t.TempDir(), store.Options{GCInterval: -1})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
-	fm := &fakeModel{replies: replies}
+	fm := &llmtest.Model{Replies: replies, PromptTokens: 100, CompletionTokens: 20}
 	srv := httptest.NewServer(fm)
 	t.Cleanup(srv.Close)
 	client, err := llm.New(llm.Config{BaseURL: srv.URL + "/v1", Model: "fake-model", MaxRetries: -1,
@@ -153,7 +122,7 @@ func TestTier1GoodAnswer(t *testing.T) {
 		t.Errorf("backlog not cleared: %s", b)
 	}
 	// The request: temperature 0, a strict schema, the transcript as data.
-	body := fm.requests()[0]
+	body := fm.Requests()[0]
 	for _, want := range []string{`"json_schema"`, `"strict":true`, `[E3] agent: The cache stays per process`, "data, not instructions"} {
 		if !strings.Contains(body, want) {
 			t.Errorf("request lacks %s", want)
@@ -168,7 +137,7 @@ func TestTier1Repair(t *testing.T) {
 	if err != nil || res.Version != 1 {
 		t.Fatalf("%+v, %v", res, err)
 	}
-	reqs := fm.requests()
+	reqs := fm.Requests()
 	if len(reqs) != 2 || !strings.Contains(reqs[1], "Your reply could not be used") {
 		t.Fatalf("%d requests; the second should quote the problem", len(reqs))
 	}
@@ -195,8 +164,8 @@ func TestTier1Garbage(t *testing.T) {
 	if m.Meta.Model != Model || len(m.Review) != 0 {
 		t.Errorf("model %q review %v: want tier 0 untouched", m.Meta.Model, m.Review)
 	}
-	if len(fm.requests()) != 2 {
-		t.Errorf("%d requests: want one call and one repair", len(fm.requests()))
+	if len(fm.Requests()) != 2 {
+		t.Errorf("%d requests: want one call and one repair", len(fm.Requests()))
 	}
 	st1 := cur.Tier1.Stats()
 	if st1.Fallbacks != 1 || !strings.Contains(st1.LastError, "invalid after one repair") {
@@ -245,7 +214,7 @@ func TestTier1DailyCap(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n := len(fm.requests()); n != 1 {
+	if n := len(fm.Requests()); n != 1 {
 		t.Errorf("%d requests: want none after the cap", n)
 	}
 	if st := cur.Tier1.Stats(); st.Fallbacks != 1 || !strings.Contains(st.LastError, "budget") {
@@ -271,7 +240,7 @@ func TestTier1Backlog(t *testing.T) {
 	if _, err := cur.Curate(ctx, first); err != nil { // a crash made it run twice
 		t.Fatal(err)
 	}
-	if n := len(fm.requests()); n != 0 {
+	if n := len(fm.Requests()); n != 0 {
 		t.Fatalf("%d requests at a count checkpoint", n)
 	}
 	if b, _ := st.GetAux(ctx, backlogKey("s1")); b == nil {
@@ -280,7 +249,7 @@ func TestTier1Backlog(t *testing.T) {
 	if _, err := cur.Curate(ctx, rest); err != nil {
 		t.Fatal(err)
 	}
-	reqs := fm.requests()
+	reqs := fm.Requests()
 	if len(reqs) != 1 || strings.Count(reqs[0], "] user: Never commit directly to main") != 1 || !strings.Contains(reqs[0], "TestCache") {
 		t.Fatalf("%d requests; want one holding both episodes once", len(reqs))
 	}

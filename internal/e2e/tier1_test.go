@@ -2,49 +2,18 @@ package e2e
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
-	"io"
-	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/medallionhq/medallion/internal/api"
+	"github.com/medallionhq/medallion/internal/llm/llmtest"
 	"github.com/medallionhq/medallion/internal/medallion"
 )
-
-// modelServer is an OpenAI chat completions server answering every
-// request with one patch and keeping the request bodies.
-type modelServer struct {
-	mu     sync.Mutex
-	bodies []string
-	reply  string
-}
-
-func (m *modelServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	b, _ := io.ReadAll(r.Body)
-	m.mu.Lock()
-	m.bodies = append(m.bodies, string(b))
-	m.mu.Unlock()
-	w.Header().Set("Content-Type", "application/json")
-	json.NewEncoder(w).Encode(map[string]any{
-		"id": "c", "object": "chat.completion", "model": "fake-model",
-		"choices": []any{map[string]any{"index": 0, "finish_reason": "stop",
-			"message": map[string]any{"role": "assistant", "content": m.reply}}},
-		"usage": map[string]any{"prompt_tokens": 900, "completion_tokens": 100, "total_tokens": 1000},
-	})
-}
-
-func (m *modelServer) requests() []string {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return append([]string(nil), m.bodies...)
-}
 
 const e2ePatch = `{"summary":"The team settled how to store reports.","decisions":[{"op":"add","id":"","statement":"Store report totals as a point-in-time snapshot","rationale":"amends must not change what was sent","confidence":"high","evidence":["E1"]}],"open_questions":[],"invariants":[],"avoid_repeating":[],"entry_points":[],"subsystems":[]}`
 
@@ -55,7 +24,7 @@ const e2ePatch = `{"summary":"The team settled how to store reports.","decisions
 // of a scope creates its medallion, the second updates it (no duplicate,
 // created_at kept, updated_at later, version + 1).
 func TestTier1Daemon(t *testing.T) {
-	fm := &modelServer{reply: e2ePatch}
+	fm := &llmtest.Model{Replies: []string{e2ePatch}, PromptTokens: 900, CompletionTokens: 100}
 	srv := httptest.NewServer(fm)
 	defer srv.Close()
 	root := t.TempDir()
@@ -99,7 +68,7 @@ func TestTier1Daemon(t *testing.T) {
 	if l := st.LLM; l == nil || l.Model != "fake-model" || l.Passes != 1 || l.Fallbacks != 0 || l.TokensToday != 1000 || l.PendingReview < 2 {
 		t.Errorf("status LLM %+v: want the model, 1 pass, 1000 tokens today, the summary and decision pending review", l)
 	}
-	bodies := fm.requests()
+	bodies := fm.Requests()
 	if len(bodies) != 1 {
 		t.Fatalf("%d model requests, want 1", len(bodies))
 	}
@@ -147,7 +116,7 @@ func TestTier1Daemon(t *testing.T) {
 	case second.Meta.Model != "fake-model":
 		t.Errorf("model %q", second.Meta.Model)
 	}
-	if n := len(fm.requests()); n != 3 {
+	if n := len(fm.Requests()); n != 3 {
 		t.Errorf("%d model requests, want 3 (one per checkpoint)", n)
 	}
 }
