@@ -95,12 +95,14 @@ type Badger struct {
 	mu     sync.RWMutex
 	closed bool
 
-	stop       chan struct{} // closed by Close: ends the collector, spaceLoop and verifyLoop
-	gcDone     chan struct{}
-	spaceDone  chan struct{}
-	verifyDone chan struct{}
-	damage     atomic.Pointer[error] // what the last verification pass found
-	gcPasses   atomic.Int64          // completed collector passes, for tests
+	stop        chan struct{} // closed by Close: ends the collector, spaceLoop, verifyLoop and compactLoop
+	writes      chan struct{} // wakes compactLoop (compact.go)
+	gcDone      chan struct{}
+	compactDone chan struct{}
+	spaceDone   chan struct{}
+	verifyDone  chan struct{}
+	damage      atomic.Pointer[error] // what the last verification pass found
+	gcPasses    atomic.Int64          // completed collector passes, for tests
 
 	closeOnce sync.Once
 	closeErr  error
@@ -151,17 +153,19 @@ func Open(dir string, opts Options) (*Badger, error) {
 		return nil, fmt.Errorf("open store %s: %w", dir, err)
 	}
 	b := &Badger{
-		dir:        dir,
-		lock:       lock,
-		logger:     logger,
-		now:        now,
-		reserve:    opts.Reserve,
-		freeSpace:  opts.FreeSpace,
-		onSpace:    opts.OnSpace,
-		stop:       make(chan struct{}),
-		gcDone:     make(chan struct{}),
-		spaceDone:  make(chan struct{}),
-		verifyDone: make(chan struct{}),
+		dir:         dir,
+		lock:        lock,
+		logger:      logger,
+		now:         now,
+		reserve:     opts.Reserve,
+		freeSpace:   opts.FreeSpace,
+		onSpace:     opts.OnSpace,
+		stop:        make(chan struct{}),
+		writes:      make(chan struct{}, 1),
+		gcDone:      make(chan struct{}),
+		compactDone: make(chan struct{}),
+		spaceDone:   make(chan struct{}),
+		verifyDone:  make(chan struct{}),
 	}
 	switch {
 	case b.reserve == 0:
@@ -207,6 +211,10 @@ func Open(dir string, opts Options) (*Badger, error) {
 		return nil, fmt.Errorf("open store %s: count medallions: %w", dir, err)
 	}
 	b.count.Store(n)
+	go b.compactLoop()
+	// Opening flushed the memtables a crash left behind into level 0, and
+	// the verification above read every table and value through the maps.
+	b.wrote()
 	b.every(gcInterval, b.gcDone, b.collectGarbage)
 	b.every(spaceInterval, b.spaceDone, b.checkSpace)
 	verifyInterval := opts.VerifyInterval
@@ -217,6 +225,15 @@ func Open(dir string, opts Options) (*Badger, error) {
 	return b, nil
 }
 
+// levelZeroTables is Badger's NumLevelZeroTables: level 0 is compacted
+// once it holds that many tables (compact.go).
+const levelZeroTables = 2
+
+// mappedBudget is how much file-backed memory (the binary's own pages
+// included, about 10-15 MiB) may stay resident while the store is written
+// to before its mapped pages are handed back (mapped_linux.go).
+const mappedBudget = 32 << 20
+
 // badgerOptions is a small-memory profile: Badger's defaults (64 MB
 // memtables × 5, a 256 MB block cache) are sized for a database server,
 // not a background daemon holding a few thousand medallions.
@@ -225,12 +242,15 @@ func badgerOptions(dir string, logger hclog.Logger) badger.Options {
 		WithLogger(badgerLogger{logger}).
 		WithMemTableSize(8 << 20).
 		WithNumMemtables(2).
-		WithNumLevelZeroTables(2).
+		WithNumLevelZeroTables(levelZeroTables).
 		WithNumLevelZeroTablesStall(4).
 		WithBlockCacheSize(16 << 20).
 		WithIndexCacheSize(8 << 20).
 		WithValueLogFileSize(64 << 20).
-		WithNumCompactors(2).
+		// No compactor goroutines: each would wake the daemon every 50 ms
+		// for ever; the store compacts while it is written to instead
+		// (compact.go).
+		WithNumCompactors(0).
 		// Values over 512 bytes (nearly every medallion) go to the value
 		// log, leaving keys, index entries and small values in the LSM
 		// tree: 100k medallions make 24 MB of tables, which the block
@@ -335,6 +355,7 @@ func (b *Badger) collectGarbage() {
 func (b *Badger) Close() error {
 	b.closeOnce.Do(func() {
 		close(b.stop)
+		<-b.compactDone
 		<-b.gcDone
 		<-b.spaceDone
 		<-b.verifyDone

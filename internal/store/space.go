@@ -105,6 +105,7 @@ func (b *Badger) measure() Space {
 // roomToWrite is every write's guard: a *DiskFullError when the disk is too
 // full or the store is read-only. Callers hold b.mu (read).
 func (b *Badger) roomToWrite() error {
+	b.wrote()
 	s := b.measure()
 	if s.Writable() {
 		return nil

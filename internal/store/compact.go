@@ -1,0 +1,96 @@
+package store
+
+import (
+	"context"
+	"time"
+)
+
+// Badger's compactors each look every 50 ms whether a level needs
+// compacting (runCompactor in its levels.go), for as long as the database
+// is open: two of them woke the daemon 40 times a second with nothing to
+// do, 0.9 % of a core for an empty store (issue 12). The store runs none of
+// them (NumCompactors 0, see badgerOptions) and compacts by itself, and
+// only while it is written to: a write wakes compactLoop, which looks at
+// level 0 every compactPoll until no write has come for compactQuiet, and
+// then sleeps until the next write.
+//
+// A write to Badger turns into tables only later, when a full memtable is
+// flushed to level 0, and nothing tells us when; hence the polling while
+// awake. Badger stops the flush (and then every write) once level 0 holds
+// NumLevelZeroTablesStall tables, so the poll must come back well within
+// the time writes take to fill that many memtables: 100 ms is 800 MiB/s.
+const (
+	compactPoll  = 100 * time.Millisecond
+	compactQuiet = 2 * time.Second
+)
+
+// compactAt is how many level-0 tables start a compaction: Badger's own
+// threshold (NumLevelZeroTables), below its stall.
+const compactAt = levelZeroTables
+
+// wrote wakes compactLoop; every write calls it (through roomToWrite)
+// before writing. It never blocks.
+func (b *Badger) wrote() {
+	select {
+	case b.writes <- struct{}{}:
+	default:
+	}
+}
+
+// compactLoop compacts level 0 while the store is written to and drops the
+// store's mapped pages from memory (trimMapped) when they grow past
+// mappedBudget and when writing stops. It ends at Close.
+func (b *Badger) compactLoop() {
+	defer close(b.compactDone)
+	for {
+		select {
+		case <-b.stop:
+			return
+		case <-b.writes:
+		}
+		quiet := time.NewTimer(compactQuiet)
+		poll := time.NewTicker(compactPoll)
+		for awake := true; awake; {
+			select {
+			case <-b.stop:
+				quiet.Stop()
+				poll.Stop()
+				return
+			case <-b.writes:
+				quiet.Reset(compactQuiet)
+			case <-poll.C:
+				b.compact()
+				b.trimMapped(mappedBudget)
+			case <-quiet.C:
+				awake = false
+			}
+		}
+		poll.Stop()
+		b.compact()
+		b.trimMapped(0)
+	}
+}
+
+// compact flattens the tree when level 0 holds compactAt tables or more:
+// Badger's Flatten is its only public way to compact, and it moves every
+// level into one (the level-0 tables into the base level, then that level
+// into the next). It does not compact a store that writes nothing (disk
+// full, or opened read-only), and holds the read lock so that Close and a
+// reopen wait for it.
+func (b *Badger) compact() {
+	if err := b.begin(context.Background()); err != nil {
+		return
+	}
+	defer b.mu.RUnlock()
+	// measure, not roomToWrite: that would wake this loop again.
+	if b.readOnly.Load() || !b.measure().Writable() {
+		return
+	}
+	levels := b.db.Levels()
+	if len(levels) == 0 || levels[0].NumTables < compactAt {
+		return
+	}
+	if err := b.db.Flatten(1); err != nil {
+		b.logger.Warn("compaction", "error", err)
+	}
+}
