@@ -117,6 +117,11 @@ func Run(ctx context.Context, cfg *config.Config, logger hclog.Logger, opts ...O
 		FreeSpace:      freeSpace,
 		SpaceInterval:  spaceInterval,
 		VerifyInterval: verifyInterval,
+		// Once writing stops, what a backfill or a burst of checkpoints
+		// allocated goes back to the OS at once instead of over minutes
+		// of background scavenging: an idle daemon's resident memory is
+		// what it holds, not what it once needed (issue 12).
+		OnQuiet: debug.FreeOSMemory,
 	})
 	if err != nil {
 		return err

@@ -64,6 +64,11 @@ type Options struct {
 	// runs on the goroutine that measured, possibly inside a store call,
 	// so it must return quickly and must not call the store.
 	OnSpace func(Space)
+	// OnQuiet, when set, is called each time writing stops (no write for
+	// a couple of seconds, see compact.go), on the store's own goroutine,
+	// after the store has compacted and handed its mapped pages back: the
+	// daemon returns its freed heap to the OS then.
+	OnQuiet func()
 }
 
 // Badger is the Store kept in a Badger database (key layout in keys.go).
@@ -78,6 +83,7 @@ type Badger struct {
 	reserve   int64
 	freeSpace func(string) (int64, error)
 	onSpace   func(Space)
+	onQuiet   func()
 	readOnly  atomic.Bool // set while db writes nothing (disk full at open)
 	spaceMu   sync.Mutex  // orders measurements and their OnSpace calls
 	space     Space       // the last measurement
@@ -160,6 +166,7 @@ func Open(dir string, opts Options) (*Badger, error) {
 		reserve:     opts.Reserve,
 		freeSpace:   opts.FreeSpace,
 		onSpace:     opts.OnSpace,
+		onQuiet:     opts.OnQuiet,
 		stop:        make(chan struct{}),
 		writes:      make(chan struct{}, 1),
 		gcDone:      make(chan struct{}),
@@ -245,7 +252,9 @@ func badgerOptions(dir string, logger hclog.Logger) badger.Options {
 		WithNumLevelZeroTables(levelZeroTables).
 		WithNumLevelZeroTablesStall(4).
 		WithBlockCacheSize(16 << 20).
-		WithIndexCacheSize(8 << 20).
+		// The index cache holds only the indexes of encrypted tables
+		// (table.fetchIndex); ours are read from the table's map.
+		WithIndexCacheSize(0).
 		WithValueLogFileSize(64 << 20).
 		// No compactor goroutines: each would wake the daemon every 50 ms
 		// for ever; the store compacts while it is written to instead

@@ -68,6 +68,9 @@ func (b *Badger) compactLoop() {
 		poll.Stop()
 		b.compact()
 		b.trimMapped(0)
+		if b.onQuiet != nil {
+			b.onQuiet()
+		}
 	}
 }
 
