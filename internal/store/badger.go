@@ -228,7 +228,9 @@ func Open(dir string, opts Options) (*Badger, error) {
 	if verifyInterval == 0 {
 		verifyInterval = DefaultVerifyInterval
 	}
-	b.every(verifyInterval, b.verifyDone, b.checkDamage)
+	// The pass reads every table and value through Badger's maps: hand
+	// those pages back after it, as after writing (compact.go).
+	b.every(verifyInterval, b.verifyDone, func() { b.checkDamage(); b.trimMapped(0) })
 	return b, nil
 }
 
@@ -251,7 +253,7 @@ func badgerOptions(dir string, logger hclog.Logger) badger.Options {
 		WithNumMemtables(2).
 		WithNumLevelZeroTables(levelZeroTables).
 		WithNumLevelZeroTablesStall(4).
-		WithBlockCacheSize(16 << 20).
+		WithBlockCacheSize(4 << 20).
 		// The index cache holds only the indexes of encrypted tables
 		// (table.fetchIndex); ours are read from the table's map.
 		WithIndexCacheSize(0).
