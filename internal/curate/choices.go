@@ -44,6 +44,11 @@ var agentChoiceCues = []choiceCue{
 var hedges = []string{
 	"maybe", "might", "could", "perhaps", "let me", "i'm going to", "now i'll", "i'll run", "i'll check",
 	"i'll read", "i'll look", "in the next", "confirm", "track all", "should i", "do you", "would you", "if you",
+	// Narration of the look around, and of what a run showed: "I'm
+	// checking how X is derived …", "the test now fails with 0 instead of
+	// 2", "this means X would call Y instead of Z".
+	"i'm checking", "i'm reading", "i'm looking", "i'm searching", "i'm verifying", "i'm doing", "i'm inspecting",
+	"i'm tracing", "i'm confirming", "checking how", "fails with", "failing", "this means", "that means",
 }
 
 // choiceWeight scores one sentence of an assistant message: zero when it
