@@ -1,6 +1,7 @@
 package curate
 
 import (
+	"regexp"
 	"slices"
 	"strings"
 
@@ -51,6 +52,12 @@ var hedges = []string{
 	"i'm tracing", "i'm confirming", "checking how", "fails with", "failing", "this means", "that means",
 }
 
+// narration opens a sentence on what the agent is doing or does next ("I'm
+// adding the test at the module level rather than …", "Now use the email
+// instead of …"), or on a guess ("This is very likely …"): the choice, if
+// any, shows in the edits and the final report.
+var narration = regexp.MustCompile(`^(?:(?:i'm|i am|we're|we are|now i'm) \w+ing\b|now |next,? |this is (?:very )?likely\b|likely\b)`)
+
 // choiceWeight scores one sentence of an assistant message: zero when it
 // is no choice.
 func choiceWeight(s string) int {
@@ -62,6 +69,9 @@ func choiceWeight(s string) int {
 		if strings.Contains(l, h) {
 			return 0
 		}
+	}
+	if narration.MatchString(l) {
+		return 0
 	}
 	w := 0
 	for _, c := range agentChoiceCues {

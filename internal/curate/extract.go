@@ -396,7 +396,11 @@ func (x *extractor) errors(it *Items) {
 		key := callKey(c)
 		switch {
 		case failed(e) || x.textFailed(i):
-			if key == "" {
+			if key == "" || c.Command == "" {
+				// Only a shell command's failure can be fixed or left
+				// open: a browser tool reporting console errors or an
+				// edit missing its target is a step of the session, and
+				// its next success fixes nothing a later session needs.
 				continue
 			}
 			sig := signature(e, c)
