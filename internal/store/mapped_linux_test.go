@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	badger "github.com/dgraph-io/badger/v4"
 )
@@ -25,8 +26,9 @@ func storeResident(t *testing.T, dir string) int64 {
 	for sc.Scan() {
 		fields := strings.Fields(sc.Text())
 		switch {
-		case len(fields) >= 6 && strings.Contains(fields[0], "-"):
-			ours = strings.HasPrefix(fields[5], dir+"/")
+		case len(fields) >= 5 && strings.Contains(fields[0], "-") && !strings.HasSuffix(fields[0], ":"):
+			// A mapping's header: anonymous ones have no sixth field.
+			ours = len(fields) >= 6 && strings.HasPrefix(fields[5], dir+"/")
 		case len(fields) >= 2 && fields[0] == "Rss:" && ours:
 			n, _ := strconv.ParseInt(fields[1], 10, 64)
 			kb += n
@@ -57,8 +59,16 @@ func TestTrimMapped(t *testing.T) {
 	if before < 8<<10 {
 		t.Fatalf("only %d kB of the store's maps resident after writing 16 MiB: nothing to trim", before)
 	}
-	b.trimMapped(0)
-	after := storeResident(t, dir)
+	// The kernel skips pages still in another CPU's batch of pages on
+	// their way to its lists: a few tries, as the daemon trims again at
+	// its next quiet moment.
+	b.sync()
+	after := before
+	for try := 0; try < 20 && after > before/4; try++ {
+		b.trimMapped(0)
+		time.Sleep(50 * time.Millisecond)
+		after = storeResident(t, dir)
+	}
 	t.Logf("store maps resident: %d kB → %d kB", before, after)
 	if after > before/4 {
 		t.Errorf("store maps resident after trimMapped: %d kB of %d kB", after, before)
