@@ -239,9 +239,10 @@ func Open(dir string, opts Options) (*Badger, error) {
 const levelZeroTables = 2
 
 // mappedBudget is how much file-backed memory (the binary's own pages
-// included, about 10-15 MiB) may stay resident while the store is written
-// to before its mapped pages are handed back (mapped_linux.go).
-const mappedBudget = 32 << 20
+// included, about 15 MiB) may stay resident while the store is written
+// to before its mapped pages are handed back (mapped_linux.go). With the Go
+// heap under the daemon's memory limit it bounds the daemon's peak.
+const mappedBudget = 24 << 20
 
 // badgerOptions is a small-memory profile: Badger's defaults (64 MB
 // memtables × 5, a 256 MB block cache) are sized for a database server,

@@ -40,8 +40,20 @@ func (b *Badger) wrote() {
 // compactLoop compacts level 0 while the store is written to and drops the
 // store's mapped pages from memory (trimMapped) when they grow past
 // mappedBudget and when writing stops. It ends at Close.
+//
+// A compaction runs on a goroutine of its own: it can take seconds, it
+// writes its new tables through maps too, and writes go on meanwhile, so
+// the loop keeps trimming while it runs.
 func (b *Badger) compactLoop() {
 	defer close(b.compactDone)
+	var compacting chan struct{} // closed when the running compaction ends; nil when none runs
+	wait := func() {
+		if compacting != nil {
+			<-compacting
+			compacting = nil
+		}
+	}
+	defer wait()
 	for {
 		select {
 		case <-b.stop:
@@ -59,13 +71,27 @@ func (b *Badger) compactLoop() {
 			case <-b.writes:
 				quiet.Reset(compactQuiet)
 			case <-poll.C:
-				b.compact()
+				if compacting != nil {
+					select {
+					case <-compacting:
+						compacting = nil
+					default:
+					}
+				}
+				if compacting == nil {
+					compacting = make(chan struct{})
+					go func(done chan struct{}) {
+						defer close(done)
+						b.compact()
+					}(compacting)
+				}
 				b.trimMapped(mappedBudget)
 			case <-quiet.C:
 				awake = false
 			}
 		}
 		poll.Stop()
+		wait()
 		b.compact()
 		b.sync()
 		b.trimMapped(0)
