@@ -305,6 +305,8 @@ func TestExtract(t *testing.T) {
 			},
 		},
 		{
+			// A folder only read is no subsystem; its files can still be
+			// entry points.
 			name: "files give subsystems and entry points",
 			build: func(b *builder) {
 				b.run("c1", "Read", "", []string{"/repo/internal/store/badger.go"}, true, "")
@@ -317,7 +319,7 @@ func TestExtract(t *testing.T) {
 				for _, s := range it.Subsystems {
 					got = append(got, s.Name+"="+string(s.Status))
 				}
-				want := []string{"internal/store=unknown", "internal/curate=in_progress"}
+				want := []string{"internal/curate=in_progress"}
 				if !slices.Equal(got, want) {
 					t.Errorf("subsystems = %q, want %q", got, want)
 				}

@@ -1283,12 +1283,14 @@ func (x *extractor) files(it *Items) {
 	}
 	for _, name := range dirOrder {
 		d := dirs[name]
-		st := medallion.SubsystemUnknown
-		var notes []string
-		if len(d.edited) > 0 {
-			st = medallion.SubsystemInProgress
-			notes = append(notes, "edited "+strings.Join(d.edited, ", "))
+		if len(d.edited) == 0 {
+			// A folder only read is where the agent looked, not a part
+			// of the project the session worked on; the entry points
+			// keep the files it read most.
+			continue
 		}
+		st := medallion.SubsystemInProgress
+		notes := []string{"edited " + strings.Join(d.edited, ", ")}
 		read := slices.DeleteFunc(slices.Clone(d.read), func(b string) bool { return slices.Contains(d.edited, b) })
 		if len(read) > 0 {
 			notes = append(notes, "read "+strings.Join(read, ", "))
