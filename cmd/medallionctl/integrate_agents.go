@@ -7,7 +7,7 @@ import (
 	"strings"
 	"unicode/utf16"
 
-	loadrender "github.com/medallionhq/medallion/internal/render"
+	rendering "github.com/medallionhq/medallion/internal/render"
 )
 
 // The agents integrate and hook serve.
@@ -53,7 +53,7 @@ const claudeContextChars = 10000
 // codexContextLimit is the additionalContextLimit integrate writes on the
 // Codex hook, in Codex's tokens (bytes / 4). Without it Codex cuts hook
 // context past 2,500 tokens, in the middle; with it, a save file of any
-// budget the hook allows arrives whole (loadrender.BudgetForBytes).
+// budget the hook allows arrives whole (rendering.BudgetForBytes).
 const codexContextLimit = 6000
 
 // geminiContextBytes bounds what the Gemini hook adds: Gemini CLI sets no
@@ -73,7 +73,7 @@ var hookAgents = []*hookAgent{
 			return claudeGroup{Hooks: []claudeHook{{Type: "command", Command: command, Timeout: hookTimeoutSeconds}}}
 		},
 		limit: claudeContextChars - 100, unit: "characters", measure: utf16Len,
-		budget: loadrender.BudgetForChars(claudeContextChars - 100),
+		budget: rendering.BudgetForChars(claudeContextChars - 100),
 	},
 	{
 		name: agentCodex, title: "Codex",
@@ -100,7 +100,7 @@ var hookAgents = []*hookAgent{
 			}}}
 		},
 		limit: geminiContextBytes, unit: "bytes", measure: func(s string) int { return len(s) },
-		budget: loadrender.BudgetForBytes(geminiContextBytes),
+		budget: rendering.BudgetForBytes(geminiContextBytes),
 		// Gemini CLI wraps the context in <hook_context>…</hook_context>
 		// and writes it into the user's prompt in the transcript; the
 		// Gemini adapter cuts it out at the first closing tag, so the

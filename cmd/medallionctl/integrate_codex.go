@@ -347,7 +347,7 @@ func codexBeforeRemove(in *integration, sf *settingsFile) error {
 			}
 			return nil
 		})
-		if err != nil {
+		if _, statErr := os.Stat(configPath); err != nil && statErr == nil {
 			fmt.Fprintf(in.stdout, "note: %s may keep a trust entry for the hook ([hooks.state.\"%s:session_start:…\"]), harmless once the hook is gone: %v\n", configPath, in.path, err)
 		}
 	}
