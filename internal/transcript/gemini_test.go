@@ -110,8 +110,8 @@ func TestGeminiLegacyRewrites(t *testing.T) {
 // held only that is no prompt at all.
 func TestGeminiHookContext(t *testing.T) {
 	saveFile := render.Load([]*medallion.Medallion{{
-		Meta:  medallion.Meta{MedallionID: "m", SchemaVersion: medallion.SchemaVersion, Status: medallion.StatusActive, Version: 2},
-		Scope: medallion.Scope{GraphNodes: []string{"repo:x"}},
+		Meta:        medallion.Meta{MedallionID: "m", SchemaVersion: medallion.SchemaVersion, Status: medallion.StatusActive, Version: 2},
+		Scope:       medallion.Scope{GraphNodes: []string{"repo:x"}},
 		Affordances: medallion.Affordances{Invariants: []string{"never push to main"}},
 	}}, render.Options{}).Text
 	for _, tt := range []struct {
