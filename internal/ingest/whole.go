@@ -101,6 +101,7 @@ func (p *Pipeline) readWhole(ctx context.Context, w Watch, f *file) (more bool, 
 			lines, redactions = []line{{start: 0, events: events}}, r
 		}
 	}
+	next.Format = f.state.Format // set by the parser's creation
 	b := &pending{p: p, f: f, next: next, start: 0, end: size}
 	if err := b.commit(ctx, lines, size, 1, f.skips); err != nil {
 		f.parser = nil
