@@ -107,13 +107,7 @@ func (p *Pipeline) readWhole(ctx context.Context, w Watch, f *file) (more bool, 
 		f.parser = nil
 		return false, err
 	}
-	p.bytes.Add(size)
-	p.redactions.Add(redactions)
-	p.smu.Lock()
-	for reason, n := range f.skips {
-		p.skipped[reason] += n
-	}
-	p.smu.Unlock()
+	p.account(f, size, redactions)
 	f.size = size
 	p.updateBacklog(f)
 	return false, nil
