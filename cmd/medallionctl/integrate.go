@@ -472,7 +472,7 @@ func writeBackup(path string, data []byte, mode fs.FileMode) (string, error) {
 }
 
 // writeAtomic replaces path with data: a temporary file in the same
-// directory, synced, then renamed over it, so Claude Code never reads a
+// directory, synced, then renamed over it, so the agent never reads a
 // half-written settings file.
 func writeAtomic(path string, data []byte, mode fs.FileMode) error {
 	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
