@@ -77,10 +77,20 @@ func (m *Medallion) IsPinned(item, text string) bool { return m.PinIndex(item, t
 // named item (its id, or its list name) with text: the text's fingerprint
 // and the events of the item's evidence. A pin on it goes.
 func (m *Medallion) Forget(kind, item, text string) {
-	f := Forgotten{Kind: kind, Fingerprint: Fingerprint(text), EventIDs: m.EventsOf(item, text)}
+	m.remember(Forgotten{Kind: kind, Fingerprint: Fingerprint(text), EventIDs: m.EventsOf(item, text)})
 	if i := m.PinIndex(item, text); i >= 0 {
 		m.Pinned = slices.Delete(m.Pinned, i, i+1)
 	}
+}
+
+// ForgetWording records that the user replaced the text of an item of
+// kind: the old words are forgotten, the item (and its evidence) is not,
+// so a curator does not extract the old wording again beside the user's.
+func (m *Medallion) ForgetWording(kind, text string) {
+	m.remember(Forgotten{Kind: kind, Fingerprint: Fingerprint(text)})
+}
+
+func (m *Medallion) remember(f Forgotten) {
 	m.Forgotten = append(m.Forgotten, f)
 	if n := len(m.Forgotten); n > MaxForgotten {
 		m.Forgotten = slices.Delete(m.Forgotten, 0, n-MaxForgotten)
