@@ -20,6 +20,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/medallionhq/medallion/internal/api"
 	"github.com/medallionhq/medallion/internal/client"
 	"github.com/medallionhq/medallion/internal/paths"
 )
@@ -190,6 +191,10 @@ func (a *app) commands() []namedCommand {
 		{"checkpoint", a.checkpointCommand},
 		{"load", a.loadCommand},
 		{"review", a.reviewCommand},
+		{"forget", func() *cobra.Command { return a.itemCommand(api.ItemForget) }},
+		{"edit", func() *cobra.Command { return a.itemCommand(api.ItemEdit) }},
+		{"pin", func() *cobra.Command { return a.itemCommand(api.ItemPin) }},
+		{"unpin", func() *cobra.Command { return a.itemCommand(api.ItemUnpin) }},
 		{"llm", a.llmCommand},
 		{"hook", a.hookCommand},
 		{"integrate", a.integrateCommand},

@@ -25,7 +25,8 @@ itself, ready to edit and store again with "medallionctl put -f".`,
 		Example: `  medallionctl show muse-project-state
   medallionctl show muse-project-state --version 2
   medallionctl show muse-project-state -o json > medallion.json`,
-		Args: exactArgs("ID"),
+		Args:              exactArgs("ID"),
+		ValidArgsFunction: a.completeIDs,
 	}
 	out := addOutputFlag(cmd)
 	cmd.Flags().IntVar(&version, "version", 0, "show version `N` instead of the latest")

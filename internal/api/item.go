@@ -62,3 +62,16 @@ type ItemChange struct {
 type ItemActionResponse struct {
 	Changes []ItemChange `json:"changes"`
 }
+
+// IDsResponse answers GET /v1/ids: every medallion (at most a few
+// hundred), by id, for shell completion.
+type IDsResponse struct {
+	Medallions []IDEntry `json:"medallions"`
+}
+
+// IDEntry is one medallion in an IDsResponse.
+type IDEntry struct {
+	ID      string `json:"id"`
+	Scope   string `json:"scope"` // its graph nodes, space-separated
+	Version int    `json:"version"`
+}

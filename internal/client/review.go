@@ -81,3 +81,12 @@ func (c *Client) ItemAct(ctx context.Context, req api.ItemActionRequest) (*api.I
 	}
 	return &resp, nil
 }
+
+// IDs lists every medallion's id with its scope (for shell completion).
+func (c *Client) IDs(ctx context.Context) (*api.IDsResponse, error) {
+	var resp api.IDsResponse
+	if err := c.do(ctx, "GET", "/v1/ids", nil, nil, &resp); err != nil {
+		return nil, err
+	}
+	return &resp, nil
+}
