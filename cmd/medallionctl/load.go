@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 
@@ -66,10 +67,18 @@ tools; -o markdown, the default, is what an agent reads.`,
 				return fmt.Errorf("resolve --cwd %s: %w", req.CWD, err)
 			}
 			req.CWD = abs
+			if fi, err := os.Stat(abs); err != nil || !fi.IsDir() {
+				return fmt.Errorf("--cwd %s: no such directory", abs)
+			}
 		}
 		resp, err := a.client().Load(cmd.Context(), req)
 		if err != nil {
 			return err
+		}
+		if req.CWD != "" && len(resp.Medallions) == 0 {
+			// Say which scope was looked up: a directory outside the
+			// repository meant, or a scope_rule, shows here.
+			fmt.Fprintf(a.stderr, "%s is in scope %s, which has no medallion yet\n", req.CWD, strings.Join(resp.Scope, ", "))
 		}
 		// Medallion text comes from agents' transcripts: a stray escape
 		// sequence must not drive the terminal.

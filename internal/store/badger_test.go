@@ -362,3 +362,15 @@ func TestLatestForScopeMatchesBruteForce(t *testing.T) {
 		t.Errorf("list sizes counted at Open:\n got %v\nwant %v", got, wantSizes)
 	}
 }
+
+// TestDiskUsageOfANewStore: a store just created with one medallion in it
+// does not report 0 B (Badger's own figure is a minute late).
+func TestDiskUsageOfANewStore(t *testing.T) {
+	s := openBadger(t, t.TempDir(), store.Options{})
+	if _, err := s.Create(context.Background(), newMedallion("one", []string{"repo:muse"}, nil)); err != nil {
+		t.Fatal(err)
+	}
+	if n := s.DiskUsage(); n <= 0 {
+		t.Errorf("disk usage = %d with a medallion stored, want > 0", n)
+	}
+}
