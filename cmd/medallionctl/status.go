@@ -221,7 +221,7 @@ func printIngest(w io.Writer, in *api.IngestStatus) error {
 			return err
 		}
 	}
-	row("redactions", "%d", in.Redactions)
+	row("redactions", "%s", byKind(in.Redactions, in.RedactionsByKind))
 	backlog := "up to date"
 	if in.BacklogBytes > 0 {
 		backlog = humanBytes(in.BacklogBytes) + " not read yet"
