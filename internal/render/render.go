@@ -16,6 +16,7 @@ import (
 	"cmp"
 	"encoding/json"
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 
@@ -79,13 +80,17 @@ const NoMedallionText = "No medallion exists for this scope yet: nothing was sav
 // important and is filled first.
 type section int
 
+// The order is the value of a line to the next session: the user's rules,
+// the open work and where the work stopped (the summary), then the known
+// fixes, then the decisions and the rest. A per-section floor (floor)
+// keeps a later kind from being starved by an earlier one.
 const (
 	secRules section = iota
-	secFixes
 	secHighQuestions
-	secQuestions
-	secDecisions
 	secSummary
+	secFixes
+	secDecisions
+	secQuestions
 	secSubsystems
 	secEntryPoints
 	numSections
@@ -429,22 +434,30 @@ func (l *layout) selectItems(budget int) int {
 		}
 	}
 	budget = max(budget, used+l.reserve())
-	for s := section(0); s < numSections; s++ {
-		for di, d := range l.docs {
-			for i := d.taken[s]; i < len(d.items[s]); i++ {
-				cost := take(di, s, i)
-				d.taken[s]++
-				if used+cost+l.reserve() > budget {
-					d.taken[s]--
-					break
+	// The first pass takes each section's first floor items, the second
+	// the rest, both in priority order.
+	for _, limit := range []int{floor, math.MaxInt} {
+		for s := section(0); s < numSections; s++ {
+			for di, d := range l.docs {
+				for d.taken[s] < min(limit, len(d.items[s])) {
+					cost := take(di, s, d.taken[s])
+					d.taken[s]++
+					if used+cost+l.reserve() > budget {
+						d.taken[s]--
+						break
+					}
+					used += cost
+					docStarted[di] = true
 				}
-				used += cost
-				docStarted[di] = true
 			}
 		}
 	}
 	return budget
 }
+
+// floor is how many items of every section are taken before any section
+// takes more: a long list of rules cannot push every fix and decision out.
+const floor = 2
 
 // reserve is what the cut lines of the current selection cost: the sum
 // over the lines cut lists, charged as markdown writes them.
