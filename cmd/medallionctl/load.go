@@ -38,7 +38,9 @@ tools; -o markdown, the default, is what an agent reads.`,
 	format := loadFormat("markdown")
 	cmd.Flags().VarP(&format, "output", "o", "output `format`: markdown (for an agent) or json (for tools)")
 	cmd.Flags().Var(&format, "format", "the same as -o")
-	cmd.Flags().MarkDeprecated("format", "use -o/--output instead")
+	// Hidden rather than cobra's deprecated, which writes its note to
+	// stdout, into the save file a script reads.
+	cmd.Flags().MarkHidden("format")
 	cmd.RegisterFlagCompletionFunc("output", func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
 		return []string{"markdown", "json"}, cobra.ShellCompDirectiveNoFileComp
 	})
@@ -60,6 +62,9 @@ tools; -o markdown, the default, is what an agent reads.`,
 			return usageErrorf("--budget must be at least 1 token (got %d)", req.Budget)
 		}
 		req.Format = string(format)
+		if cmd.Flags().Changed("format") {
+			fmt.Fprintln(a.stderr, "medallionctl: --format is deprecated: use -o/--output instead")
+		}
 		if req.CWD != "" {
 			// The daemon runs elsewhere: "." must mean this shell's directory.
 			abs, err := filepath.Abs(req.CWD)
