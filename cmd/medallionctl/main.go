@@ -46,6 +46,10 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	if err == nil {
 		return 0
 	}
+	var code exitCode
+	if errors.As(err, &code) {
+		return int(code)
+	}
 	fmt.Fprintf(stderr, "medallionctl: %v\n", err)
 	var ue usageError
 	if errors.As(err, &ue) {
@@ -196,6 +200,7 @@ func (a *app) commands() []namedCommand {
 		{"pin", func() *cobra.Command { return a.itemCommand(api.ItemPin) }},
 		{"unpin", func() *cobra.Command { return a.itemCommand(api.ItemUnpin) }},
 		{"llm", a.llmCommand},
+		{"doctor", a.doctorCommand},
 		{"hook", a.hookCommand},
 		{"integrate", a.integrateCommand},
 		{"schema", a.schemaCommand},
