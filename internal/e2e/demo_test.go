@@ -61,10 +61,19 @@ func TestDemo(t *testing.T) {
 		"Add a regression test for a tempo change inside a bar  (resolved",
 		// what the agent committed, confirmed by git
 		"Committed: test(midi): regression test for a tempo change inside a bar. Table-driven TestExportTempoChangeInsideBar",
+		// the versions the daemon made by itself are explained
+		"the daemon also checkpointed",
+		// what the agent receives: the hook's JSON
+		"$ medallionctl hook claude-code\n{\"hookSpecificOutput\":{\"hookEventName\":\"SessionStart\",\"additionalContext\":\"This is the current canonical state of repo:muse",
 	} {
 		if !strings.Contains(got, want) {
 			t.Errorf("demo output lacks %q", want)
 		}
+	}
+	// Nothing in the save file contradicts the user's rule: the generated
+	// file the user forbade editing is no fix, entry point or subsystem.
+	if strings.Contains(got, "score.pb.go") {
+		t.Error("the demo's save file names score.pb.go, the generated file the user's rule forbids editing")
 	}
 	if t.Failed() {
 		t.Logf("demo output:\n%s", got)
