@@ -19,6 +19,7 @@ import (
 // user expects from that session, and the script must leave no daemon and
 // no temp dir behind.
 func TestDemo(t *testing.T) {
+	t.Parallel() // each test has its own daemons, data dirs and sockets
 	sh, err := exec.LookPath("sh")
 	if err != nil {
 		t.Skip("no sh on PATH: the demo is a POSIX shell script")
