@@ -87,7 +87,12 @@ func Apply(existing *medallion.Medallion, scope []string, items Items, now time.
 	checked := a.conventions(items.Checks)
 	a.decisions(items.Decisions)
 	a.laterFixes(items)
-	a.questions(items.OpenQuestions, items.Closed, items.UserSpoke)
+	if len(items.LeftOpen) > 0 {
+		m.OpenQuestions = slices.DeleteFunc(m.OpenQuestions, func(q medallion.OpenQuestion) bool {
+			return strings.HasPrefix(q.Question, leftPrefix)
+		})
+	}
+	a.questions(append(slices.Clone(items.OpenQuestions), items.LeftOpen...), items.Closed, items.UserSpoke)
 	for _, f := range items.Failures {
 		if sig, ok := strings.CutPrefix(f.Question, "Unresolved: "); ok && len(f.BlockedOn) > 0 {
 			a.record(failureItem, f.BlockedOn[0]+failureSep+sig, f.Evidence)
@@ -97,6 +102,9 @@ func Apply(existing *medallion.Medallion, scope []string, items Items, now time.
 		a.record("avoid_repeating", t.Text, t.Evidence)
 	}
 	m.Affordances.AvoidRepeating = mergeTexts(m.Affordances.AvoidRepeating, items.AvoidRepeating, MaxAvoidRepeating)
+	m.Affordances.AvoidRepeating = slices.DeleteFunc(m.Affordances.AvoidRepeating, func(f string) bool {
+		return breaksRule(f, m.Affordances.Invariants)
+	})
 	m.Affordances.RecommendedEntryPoints = mergeEntryPoints(m.Affordances.RecommendedEntryPoints, items.EntryPoints)
 	for i, p := range items.EntryPoints {
 		if i < len(items.EntryEvidence) {

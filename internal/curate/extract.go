@@ -70,6 +70,9 @@ type Items struct {
 	Invariants     []Text     `json:"invariants"`
 	Decisions      []Decision `json:"decisions"`
 	OpenQuestions  []Question `json:"open_questions"`
+	// LeftOpen is the agent's own list of what is left at the end of the
+	// episode (leftPrefix); it replaces the list an earlier one left.
+	LeftOpen []Question `json:"left_open,omitempty"`
 	// Failures are errors left unresolved by calls that are no checks
 	// (a browser tool, a deploy command): no open work, but a later
 	// success of the same call in another checkpoint turns one into a
@@ -137,7 +140,7 @@ func (it *Items) Empty() bool {
 	return len(it.AvoidRepeating) == 0 && len(it.Invariants) == 0 && len(it.Decisions) == 0 &&
 		len(it.OpenQuestions) == 0 && len(it.Closed) == 0 && len(it.Progress) == 0 &&
 		len(it.Subsystems) == 0 && len(it.EntryPoints) == 0 && it.Compaction == "" && len(it.Successes) == 0 &&
-		len(it.Checks) == 0
+		len(it.Checks) == 0 && len(it.LeftOpen) == 0
 }
 
 // Confidences of user statements, by strength.
@@ -179,6 +182,7 @@ func Extract(ep checkpoint.Episode) Items {
 	x.lastQuestion(&it)
 	x.writtenPlan(&it)
 	x.todos(&it)
+	x.leftOver(&it)
 	x.plans(&it)
 	x.files(&it)
 	x.compaction(&it)
@@ -936,7 +940,7 @@ func informative(line string) bool {
 			n++
 		}
 	}
-	return n >= 1
+	return n >= 2
 }
 
 // exceptionLine is a line naming an exception by its class: "** (BadMapError)
