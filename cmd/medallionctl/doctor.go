@@ -55,16 +55,17 @@ func (a *app) doctorCommand() *cobra.Command {
 
   daemon       medalliond answers on the socket (and runs this version)
   watch …      each folder where an agent writes its transcripts exists
-  integration  Claude Code's SessionStart hook is installed and runs a
-               medallionctl that exists
+  integration  each agent's SessionStart hook (Claude Code, Codex, Gemini
+               CLI) is installed and runs a medallionctl that exists;
+               Codex trusts it
   llm          with an llm block in the config: the model endpoint answers
                (as "medallionctl llm check")
   disk         free space under the data dir
   store        the daemon's read-back of its store found no damage
 
 It exits 1 when something does not work (FAIL), 0 when all is well or
-there are only warnings (a watched folder of an agent you do not use, no
-integration installed yet).`,
+there are only warnings (an agent set up without the hook, a daemon of
+another version).`,
 		Example: `  medallionctl doctor
   medallionctl doctor -o json`,
 		Args: exactArgs(),
@@ -108,7 +109,7 @@ func (a *app) doctor(ctx context.Context, settings string) []check {
 		checks = append(checks, daemonCheck(st))
 		checks = append(checks, watchChecks(st)...)
 	}
-	checks = append(checks, integrationCheck(settings))
+	checks = append(checks, integrationChecks(settings)...)
 	if st != nil {
 		if st.LLM != nil {
 			checks = append(checks, a.llmCheck(ctx))
@@ -130,8 +131,8 @@ func daemonCheck(st *api.Status) check {
 }
 
 // watchChecks says, per watched folder, whether it exists. A missing one
-// is a warning (an agent not used on this machine); none at all is a
-// failure: nothing can be saved.
+// is fine (an agent not used on this machine); none at all is a failure:
+// nothing can be saved.
 func watchChecks(st *api.Status) []check {
 	if st.Ingest == nil {
 		return []check{{Name: "watch", Result: checkFail, Detail: "this daemon runs without ingestion: it reads no transcripts",
@@ -144,9 +145,8 @@ func watchChecks(st *api.Status) []check {
 		if w.Exists {
 			found++
 		} else {
-			c.Result = checkWarn
-			c.Detail = fmt.Sprintf("%s does not exist: no %s session has run here yet (it is watched once it appears)", w.Path, w.Format)
-			c.Fix = fmt.Sprintf("if %s keeps its transcripts elsewhere, point a watch block of the config there (config.hcl.example)", w.Format)
+			// An agent not used here, as the integrations say.
+			c.Detail = fmt.Sprintf("%s does not exist yet: no %s session here (watched once it appears; a watch block of the config points elsewhere)", w.Path, w.Format)
 		}
 		out = append(out, c)
 	}
@@ -157,56 +157,109 @@ func watchChecks(st *api.Status) []check {
 	return out
 }
 
-// integrationCheck looks for the Claude Code SessionStart hook and whether
-// the medallionctl it runs exists.
-func integrationCheck(settings string) check {
-	c := check{Name: "integration claude-code"}
-	if settings == "" {
-		home, err := os.UserHomeDir()
-		if err != nil {
-			c.Result, c.Detail, c.Fix = checkWarn, "cannot find the home directory: "+err.Error(), "give --settings PATH"
-			return c
+// integrationChecks checks every agent's SessionStart hook: installed, and
+// running a medallionctl that exists (for Codex, also trusted). settings,
+// when set, is Claude Code's file. An agent whose configuration folder does
+// not exist is not used here and is only mentioned.
+func integrationChecks(settings string) []check {
+	var out []check
+	for _, ag := range hookAgents {
+		path, err := ag.settings()
+		if ag.name == agentClaudeCode && settings != "" {
+			path, err = settings, nil
 		}
-		settings = filepath.Join(home, ".claude", "settings.json")
+		c := check{Name: "integration " + ag.name}
+		switch {
+		case err != nil:
+			c.Result, c.Detail, c.Fix = checkWarn, "cannot find "+ag.title+"'s hooks file: "+err.Error(), "medallionctl integrate "+ag.name+" --settings PATH"
+		case !exists(filepath.Dir(path)):
+			c.Result, c.Detail = checkOK, fmt.Sprintf("%s is not used here (no %s)", ag.title, filepath.Dir(path))
+		default:
+			c = hookCheck(ag, path)
+		}
+		out = append(out, c)
 	}
-	sf, err := readSettings(settings)
+	return out
+}
+
+func exists(path string) bool { _, err := os.Stat(path); return err == nil }
+
+// hookCheck looks for agent's SessionStart hook in its hooks file at path.
+func hookCheck(ag *hookAgent, path string) check {
+	c := check{Name: "integration " + ag.name}
+	fix := "medallionctl integrate " + ag.name
+	sf, err := readSettings(path)
 	if err != nil {
-		c.Result, c.Detail, c.Fix = checkFail, err.Error(), "fix the JSON of "+settings+", then medallionctl integrate claude-code"
+		c.Result, c.Detail, c.Fix = checkFail, err.Error(), "fix the JSON of "+path+", then "+fix
 		return c
 	}
 	_, groups, err := sf.sessionStart()
 	if err != nil {
-		c.Result, c.Detail, c.Fix = checkFail, err.Error(), "fix the hooks of "+settings+", then medallionctl integrate claude-code"
+		c.Result, c.Detail, c.Fix = checkFail, err.Error(), "fix the hooks of "+path+", then "+fix
 		return c
 	}
 	var command string
 	for _, h := range sessionStartHooks(groups) {
-		if cmd := commandOf(sf.text, h.command); isMedallionHook(cmd) {
+		if cmd := commandOf(sf.text, h.command); isMedallionHook(cmd, ag.name) {
 			command = cmd
 		}
 	}
 	if command == "" {
-		c.Result = checkWarn
-		c.Detail = "no SessionStart hook in " + settings + ": Claude Code sessions start without their save file"
-		c.Fix = "medallionctl integrate claude-code"
+		c.Result, c.Fix = checkWarn, fix
+		c.Detail = fmt.Sprintf("no SessionStart hook in %s: %s sessions start without their save file", path, ag.title)
 		return c
 	}
 	bin := hookBinary(command)
-	if _, err := os.Stat(bin); err != nil {
-		c.Result = checkFail
-		c.Detail = fmt.Sprintf("the SessionStart hook in %s runs %s, which does not exist", settings, bin)
-		c.Fix = "medallionctl integrate claude-code (points the hook at this medallionctl)"
+	if !exists(bin) {
+		c.Result, c.Fix = checkFail, fix+" (points the hook at this medallionctl)"
+		c.Detail = fmt.Sprintf("the SessionStart hook in %s runs %s, which does not exist", path, bin)
 		return c
 	}
-	c.Result, c.Detail = checkOK, "the SessionStart hook in "+settings+" runs "+command
+	c.Result, c.Detail = checkOK, "the SessionStart hook in "+path+" runs "+command
 	if self, err := executable(); err == nil {
 		if p, err := filepath.EvalSymlinks(self); err == nil && !sameFile(p, bin) {
 			c.Result = checkWarn
 			c.Detail += " (not this medallionctl, " + p + ")"
-			c.Fix = "medallionctl integrate claude-code, if this one is the medallionctl to use"
+			c.Fix = fix + ", if this one is the medallionctl to use"
 		}
 	}
+	if ag.name == agentCodex && c.Result == checkOK {
+		codexTrust(path, &c)
+	}
 	return c
+}
+
+// codexTrust adds to c whether Codex trusts the hook (it skips one it does
+// not trust, without a word), when the codex binary is there to ask.
+func codexTrust(path string, c *check) {
+	if _, err := codexBinary(); err != nil {
+		c.Detail += "; its trust not checked: the codex binary is not on PATH"
+		return
+	}
+	var status string
+	err := withAppServer(path, func(s *appServer) error {
+		ours, err := s.ourHooks(path)
+		if err != nil {
+			return err
+		}
+		status = "not listed by Codex"
+		for _, h := range ours {
+			status = h.TrustStatus
+			if status != "trusted" {
+				break
+			}
+		}
+		return nil
+	})
+	switch {
+	case err != nil:
+		c.Result, c.Detail = checkWarn, c.Detail+"; its trust could not be checked: "+err.Error()
+	case status != "trusted":
+		c.Result, c.Detail = checkFail, c.Detail+"; Codex does not run it: "+status
+		c.Fix = "medallionctl integrate codex (records Codex's trust in the hook)"
+	default:
+		c.Detail += "; Codex trusts it"
+	}
 }
 
 // hookBinary is the program a hook command runs: its first word, unquoted
@@ -234,12 +287,6 @@ func hookBinary(command string) string {
 		return command[:i]
 	}
 	return command
-}
-
-func sameFile(a, b string) bool {
-	fa, errA := os.Stat(a)
-	fb, errB := os.Stat(b)
-	return errA == nil && errB == nil && os.SameFile(fa, fb)
 }
 
 func (a *app) llmCheck(ctx context.Context) check {
