@@ -64,7 +64,7 @@ func quickRaceExit() {
 // says otherwise. They spend most of their time waiting on the daemons
 // they drive, so go test's default of one per core (2 on CI) leaves the
 // machine idle.
-const e2eParallel = 6
+const e2eParallel = 4
 
 // moreParallel raises -test.parallel to e2eParallel when it was not given.
 func moreParallel() {
