@@ -48,9 +48,6 @@ func TestDemo(t *testing.T) {
 		"Treat it as true unless the user says otherwise.",
 		// the user's correction, in their words
 		"never edit generated files; change the .proto and run make gen instead",
-		// the known fix: the failing test and the command that then passed
-		"TestExportTempoChange",
-		"go test ./internal/midi/...",
 		// the todos still open
 		"Document make gen in CONTRIBUTING.md",
 		// the second part: a new rule, the go vet fix, a todo done
