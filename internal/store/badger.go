@@ -420,15 +420,6 @@ func (b *Badger) Create(ctx context.Context, m *medallion.Medallion) (*medallion
 	if err := c.Validate(); err != nil {
 		return nil, err
 	}
-	value, err := c.MarshalBinary()
-	if err != nil {
-		return nil, fmt.Errorf("create %s: encode: %w", id, err)
-	}
-	index, entry, err := indexEntries(c)
-	if err != nil {
-		return nil, fmt.Errorf("create %s: %w", id, err)
-	}
-
 	write := func(txn *badger.Txn) error {
 		switch _, err := txn.Get(latestKey(id)); {
 		case err == nil:
@@ -436,8 +427,9 @@ func (b *Badger) Create(ctx context.Context, m *medallion.Medallion) (*medallion
 		case !errors.Is(err, badger.ErrKeyNotFound):
 			return err
 		}
-		return setAll(txn, c, value, index, entry)
+		return writeVersion(txn, nil, c)
 	}
+	var err error
 	// Two Creates of one id conflict on the m/ key they both read: the
 	// loser runs again and then sees the winner's medallion (ErrExists).
 	// Badger reports a conflict only when another commit touched a key
@@ -489,14 +481,14 @@ func (b *Badger) Update(ctx context.Context, m *medallion.Medallion) (*medallion
 
 	var old *medallion.Medallion
 	err := b.db.Update(func(txn *badger.Txn) error {
-		var err error
-		old, err = getLatest(txn, id)
+		prev, err := getLatestStored(txn, id)
 		if err != nil {
 			return err
 		}
-		if old == nil {
+		if prev == nil {
 			return ErrNotFound
 		}
+		old = prev.m
 		if c.Meta.Version != old.Meta.Version {
 			return fmt.Errorf("based on version %d but version %d is stored: %w", c.Meta.Version, old.Meta.Version, ErrConflict)
 		}
@@ -508,26 +500,7 @@ func (b *Badger) Update(ctx context.Context, m *medallion.Medallion) (*medallion
 		if err := c.Validate(); err != nil {
 			return err
 		}
-		oldIndex, _, err := indexEntries(old)
-		if err != nil {
-			return err
-		}
-		// Deletes go first: an entry whose key did not change is then
-		// written again rather than lost.
-		for _, k := range oldIndex {
-			if err := txn.Delete(k); err != nil {
-				return err
-			}
-		}
-		value, err := c.MarshalBinary()
-		if err != nil {
-			return fmt.Errorf("encode: %w", err)
-		}
-		index, entry, err := indexEntries(c)
-		if err != nil {
-			return err
-		}
-		return setAll(txn, c, value, index, entry)
+		return writeVersion(txn, prev, c)
 	})
 	var verr *medallion.ValidationError
 	switch {
@@ -561,9 +534,45 @@ func nextUpdatedAt(now time.Time, prev string) (string, error) {
 	return medallion.FormatTime(t), nil
 }
 
-// setAll writes the latest and version keys and the index entries of c.
-func setAll(txn *badger.Txn, c *medallion.Medallion, value []byte, index [][]byte, entry []byte) error {
+// stored is the latest version of a medallion as read in a transaction:
+// decoded, and its record as stored.
+type stored struct {
+	m   *medallion.Medallion
+	raw []byte
+}
+
+// writeVersion writes c, which must be valid, as the new latest version of
+// its medallion: version 1 when prev is nil, else the version after prev,
+// the latest version read in the same transaction. It is the one place a
+// version is written (Import aside, which writes many at once): the
+// version record, whole; the m/ key naming it; the index entries, moved
+// from prev's; and prev's record, rewritten as a delta from c when that
+// is worth it (delta.go).
+func writeVersion(txn *badger.Txn, prev *stored, c *medallion.Medallion) error {
 	id := c.Meta.MedallionID
+	value, ends := c.MarshalBinaryUnits()
+	index, entry, err := indexEntries(c)
+	if err != nil {
+		return err
+	}
+	if prev != nil {
+		oldIndex, _, err := indexEntries(prev.m)
+		if err != nil {
+			return err
+		}
+		// Deletes go first: an entry whose key did not change is then
+		// written again rather than lost.
+		for _, k := range oldIndex {
+			if err := txn.Delete(k); err != nil {
+				return err
+			}
+		}
+		if rec := shrink(prev.m, prev.raw, value, ends); len(rec) < len(prev.raw) {
+			if err := txn.Set(versionKey(id, prev.m.Meta.Version), rec); err != nil {
+				return err
+			}
+		}
+	}
 	if err := txn.Set(latestKey(id), versionValue(c.Meta.Version)); err != nil {
 		return err
 	}
@@ -580,6 +589,16 @@ func setAll(txn *badger.Txn, c *medallion.Medallion, value []byte, index [][]byt
 
 // getLatest reads the latest version of id, nil when absent.
 func getLatest(txn *badger.Txn, id string) (*medallion.Medallion, error) {
+	s, err := getLatestStored(txn, id)
+	if s == nil {
+		return nil, err
+	}
+	return s.m, nil
+}
+
+// getLatestStored reads the latest version of id and its record, nil when
+// absent. The latest version is always stored whole.
+func getLatestStored(txn *badger.Txn, id string) (*stored, error) {
 	item, err := txn.Get(latestKey(id))
 	if errors.Is(err, badger.ErrKeyNotFound) {
 		return nil, nil
@@ -591,13 +610,24 @@ func getLatest(txn *badger.Txn, id string) (*medallion.Medallion, error) {
 	if err := item.Value(func(v []byte) (err error) { version, err = parseVersion(v); return err }); err != nil {
 		return nil, fmt.Errorf("latest version of %s: %w", id, err)
 	}
-	m, err := getMedallion(txn, versionKey(id, version))
-	if err == nil && m == nil {
+	key := versionKey(id, version)
+	item, err = txn.Get(key)
+	if errors.Is(err, badger.ErrKeyNotFound) {
 		// m/ and v/ keys are written in one transaction, so this is
 		// corruption, not a race.
-		err = fmt.Errorf("latest version %d of %s is not stored", version, id)
+		return nil, fmt.Errorf("latest version %d of %s is not stored", version, id)
 	}
-	return m, err
+	if err != nil {
+		return nil, err
+	}
+	s := &stored{m: new(medallion.Medallion)}
+	if s.raw, err = item.ValueCopy(nil); err != nil {
+		return nil, fmt.Errorf("read %s: %w", key, err)
+	}
+	if err := decodeMedallion(s.raw, s.m); err != nil {
+		return nil, fmt.Errorf("decode %s: %w", key, err)
+	}
+	return s, nil
 }
 
 // getMedallion decodes the medallion stored at key, nil when absent.
@@ -663,9 +693,15 @@ func (b *Badger) GetVersion(ctx context.Context, id string, version int) (*medal
 	}
 	var m *medallion.Medallion
 	err := b.db.View(func(txn *badger.Txn) error {
-		var err error
-		m, err = getMedallion(txn, versionKey(id, version))
-		return err
+		whole, err := versionBytes(txn, id, version)
+		if err != nil || whole == nil {
+			return err
+		}
+		m = new(medallion.Medallion)
+		if err := decodeMedallion(whole, m); err != nil {
+			return fmt.Errorf("decode %s: %w", versionKey(id, version), err)
+		}
+		return nil
 	})
 	if err != nil {
 		return nil, fmt.Errorf("get %s version %d: %w", id, version, err)
@@ -674,7 +710,10 @@ func (b *Badger) GetVersion(ctx context.Context, id string, version int) (*medal
 }
 
 // History lists every version of id, oldest first (the version keys sort
-// by big-endian version number).
+// by big-endian version number). It reads only each record's meta, which
+// every kind of record begins with (a delta's first literal), and keeps
+// copies of its strings: 10,000 versions cost their meta, not 10,000
+// decoded medallions kept alive by one string each.
 func (b *Badger) History(ctx context.Context, id string) ([]medallion.VersionInfo, error) {
 	if err := b.begin(ctx); err != nil {
 		return nil, fmt.Errorf("history %s: %w", id, err)
@@ -686,19 +725,15 @@ func (b *Badger) History(ctx context.Context, id string) ([]medallion.VersionInf
 		it := txn.NewIterator(badger.IteratorOptions{Prefix: prefix, PrefetchValues: true, PrefetchSize: 16})
 		defer it.Close()
 		for it.Seek(prefix); it.ValidForPrefix(prefix); it.Next() {
-			// Only meta is needed, but decoding a whole binary version
-			// (~1 µs) costs less than encoding/json took to skip the rest;
-			// versions stored as JSON are decoded whole too, for one
-			// decoding path.
-			var v medallion.Medallion
-			if err := it.Item().Value(func(b []byte) error { return decodeMedallion(b, &v) }); err != nil {
+			var meta medallion.Meta
+			if err := it.Item().Value(func(v []byte) (err error) { meta, err = recordMeta(v); return err }); err != nil {
 				return fmt.Errorf("decode %s: %w", it.Item().Key(), err)
 			}
 			out = append(out, medallion.VersionInfo{
-				Version:   v.Meta.Version,
-				UpdatedAt: v.Meta.UpdatedAt,
-				Model:     v.Meta.Model,
-				Status:    v.Meta.Status,
+				Version:   meta.Version,
+				UpdatedAt: meta.UpdatedAt,
+				Model:     meta.Model,
+				Status:    meta.Status,
 			})
 		}
 		return nil
