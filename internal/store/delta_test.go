@@ -59,8 +59,8 @@ func checkpointed(rng *rand.Rand, m *medallion.Medallion, n int) *medallion.Meda
 // growingMedallion is version 1 of the medallion checkpointed grows.
 func growingMedallion(id string) *medallion.Medallion {
 	return &medallion.Medallion{
-		Meta:    medallion.Meta{MedallionID: id, SchemaVersion: medallion.SchemaVersion, Model: "tier0"},
-		Scope:   medallion.Scope{GraphNodes: []string{"repo:muse"}, Tags: []string{"project_state"}},
+		Meta:  medallion.Meta{MedallionID: id, SchemaVersion: medallion.SchemaVersion, Model: "tier0"},
+		Scope: medallion.Scope{GraphNodes: []string{"repo:muse"}, Tags: []string{"project_state"}},
 		Summary: medallion.Summary{HighLevel: "The store keeps sessions and medallions.", Subsystems: []medallion.Subsystem{
 			{Name: "ingest", Status: medallion.SubsystemStable, Notes: "tails transcripts and stores their events with the file offsets, in one transaction"},
 			{Name: "store", Status: medallion.SubsystemInProgress, Notes: "keeps old versions as differences from the next one"},
