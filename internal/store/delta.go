@@ -36,7 +36,7 @@ import (
 // format bytes (0x01-0x03) and cannot begin JSON.
 const (
 	deltaFormat   = 0x10
-	keyframeEvery = 64
+	keyframeEvery = 256
 	// minMatch is the shortest unit looked up in the base to start a
 	// copy: a copy instruction costs 2-4 bytes, and short units (counts,
 	// empty strings) match all over the base.
@@ -184,19 +184,18 @@ func shrink(prev *medallion.Medallion, prevRaw []byte, next []byte, nextEnds []i
 
 // versionBytes returns the whole encoding of one version of id, rebuilt
 // from the deltas above it when it is stored as one; nil when the version
-// is not stored.
+// is not stored. The records from that version up to the first whole one
+// are read in one forward walk (the keys sort by version).
 func versionBytes(txn *badger.Txn, id string, version int) ([]byte, error) {
+	prefix := versionPrefix(id)
+	it := txn.NewIterator(badger.IteratorOptions{Prefix: prefix, PrefetchValues: true, PrefetchSize: 16})
+	defer it.Close()
 	var deltas [][]byte
-	for v := version; ; {
-		item, err := txn.Get(versionKey(id, v))
-		if errors.Is(err, badger.ErrKeyNotFound) {
-			if v == version {
-				return nil, nil
-			}
-			return nil, fmt.Errorf("version %d of %s, the base of version %d, is not stored", v, id, version)
-		}
-		if err != nil {
-			return nil, err
+	want := version
+	for it.Seek(versionKey(id, version)); it.ValidForPrefix(prefix); it.Next() {
+		item := it.Item()
+		if v := int(binary.BigEndian.Uint64(item.Key()[len(prefix):])); v != want {
+			break
 		}
 		raw, err := item.ValueCopy(nil)
 		if err != nil {
@@ -206,12 +205,16 @@ func versionBytes(txn *badger.Txn, id string, version int) ([]byte, error) {
 			return rebuildDown(raw, deltas)
 		}
 		base, ops, err := parseDelta(raw)
-		if err != nil || base <= v || len(deltas) > 1<<16 {
-			return nil, fmt.Errorf("version %d of %s: bad delta record (base %d): %v", v, id, base, err)
+		if err != nil || base <= want {
+			return nil, fmt.Errorf("version %d of %s: bad delta record (base %d): %v", want, id, base, err)
 		}
 		deltas = append(deltas, ops)
-		v = base
+		want = base
 	}
+	if want == version {
+		return nil, nil
+	}
+	return nil, fmt.Errorf("version %d of %s, the base of version %d, is not stored", want, id, version)
 }
 
 // rebuildDown applies deltas, the lowest version's first, to whole, the

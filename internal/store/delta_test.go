@@ -38,8 +38,11 @@ func checkpointed(rng *rand.Rand, m *medallion.Medallion, n int) *medallion.Meda
 	}
 	switch rng.IntN(8) {
 	case 0:
-		c.Decisions = append(c.Decisions, medallion.Decision{ID: fmt.Sprintf("D-%03d", len(c.Decisions)+1),
+		c.Decisions = append(c.Decisions, medallion.Decision{ID: fmt.Sprintf("D-%04d", n),
 			Statement: fmt.Sprintf("decision %d: keep the offsets in the same transaction as the events", n), Rationale: "never lose an event", Confidence: 0.8})
+		if len(c.Decisions) > 40 { // the curator's lists are bounded too
+			c.Decisions = c.Decisions[1:]
+		}
 	case 1:
 		if len(c.Decisions) > 0 {
 			c.Decisions[rng.IntN(len(c.Decisions))].Rationale = fmt.Sprintf("reworded at checkpoint %d", n)
