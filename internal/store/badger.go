@@ -82,21 +82,20 @@ type Badger struct {
 	spaceMu   sync.Mutex  // orders measurements and their OnSpace calls
 	space     Space       // the last measurement
 
-	// count mirrors the number of m/ keys: counted once at Open, then
-	// bumped after each committed Create, so Count never scans.
-	count atomic.Int64
-	// sizes guides LatestForScope to the shortest index list.
-	sizes listSizes
-	// episodes holds the sums EpisodeTotals reports (totals.go).
-	episodes episodeTotals
+	// counters hold the number of medallions (Count never scans), the
+	// index list sizes that guide LatestForScope to the shortest list,
+	// and the sums EpisodeTotals reports; they are stored beside the data
+	// they count and loaded at Open (counters.go).
+	counters counters
 
 	// mu makes Close wait for calls in flight and turns later calls
 	// into errClosed instead of a Badger panic.
 	mu     sync.RWMutex
 	closed bool
 
-	stop       chan struct{} // closed by Close: ends the collector, spaceLoop and verifyLoop
+	stop       chan struct{} // closed by Close: ends the collector, spaceLoop, verifyLoop and the fold
 	gcDone     chan struct{}
+	foldDone   chan struct{}
 	spaceDone  chan struct{}
 	verifyDone chan struct{}
 	damage     atomic.Pointer[error] // what the last verification pass found
@@ -160,6 +159,7 @@ func Open(dir string, opts Options) (*Badger, error) {
 		onSpace:    opts.OnSpace,
 		stop:       make(chan struct{}),
 		gcDone:     make(chan struct{}),
+		foldDone:   make(chan struct{}),
 		spaceDone:  make(chan struct{}),
 		verifyDone: make(chan struct{}),
 	}
@@ -200,14 +200,17 @@ func Open(dir string, opts Options) (*Badger, error) {
 			"dir", dir, "free_mib", free>>20, "reserve_mib", b.reserve>>20)
 	}
 	b.measure()
-	n, err := b.countKeys()
+	foldDue, err := b.counters.load(db)
+	if err == nil && foldDue && !readOnly {
+		err = b.counters.fold(db, true)
+	}
 	if err != nil {
 		_ = db.Close()
 		_ = unlockDir(lock)
-		return nil, fmt.Errorf("open store %s: count medallions: %w", dir, err)
+		return nil, fmt.Errorf("open store %s: %w", dir, err)
 	}
-	b.count.Store(n)
 	b.every(gcInterval, b.gcDone, b.collectGarbage)
+	b.every(foldInterval, b.foldDone, b.foldCounters)
 	b.every(spaceInterval, b.spaceDone, b.checkSpace)
 	verifyInterval := opts.VerifyInterval
 	if verifyInterval == 0 {
@@ -257,20 +260,31 @@ func badgerOptions(dir string, logger hclog.Logger) badger.Options {
 		WithVerifyValueChecksum(true)
 }
 
-// countKeys counts the m/ keys and the index lists without reading values.
-func (b *Badger) countKeys() (int64, error) {
-	var n int64
-	err := b.db.View(func(txn *badger.Txn) error {
-		prefix := []byte(prefixLatest)
-		it := txn.NewIterator(badger.IteratorOptions{Prefix: prefix})
-		for it.Seek(prefix); it.ValidForPrefix(prefix); it.Next() {
-			n++
-		}
-		it.Close()
-		b.sizes.load(txn)
-		return b.episodes.load(txn)
-	})
-	return n, err
+// foldInterval is how often the counter changes written since the last
+// fold are folded into c/base (counters.go), bounding what the next Open
+// reads after a crash to about a minute of writes.
+const foldInterval = time.Minute
+
+// foldAtClose is false only in a test that closes a store as a kill -9
+// would leave it, counters unfolded.
+var foldAtClose = true
+
+// foldCounters folds the counter changes, when any were written since
+// the last fold; an idle store does nothing.
+func (b *Badger) foldCounters() {
+	if b.counters.seq.Load() == b.counters.folded.Load() {
+		return
+	}
+	if err := b.begin(context.Background()); err != nil {
+		return
+	}
+	defer b.mu.RUnlock()
+	if b.roomToWrite() != nil {
+		return
+	}
+	if err := b.counters.fold(b.db, false); err != nil {
+		b.logger.Warn("fold the store's counters", "error", err)
+	}
 }
 
 // every runs fn every interval until Close, in a goroutine that closes
@@ -336,12 +350,20 @@ func (b *Badger) Close() error {
 	b.closeOnce.Do(func() {
 		close(b.stop)
 		<-b.gcDone
+		<-b.foldDone
 		<-b.spaceDone
 		<-b.verifyDone
 		b.mu.Lock()
 		defer b.mu.Unlock()
 		var err error
 		if !b.closed { // a failed reopen leaves nothing open
+			// No call is in flight: the counters in memory are the
+			// store's, and the next Open reads c/base alone.
+			if !b.readOnly.Load() && foldAtClose {
+				if ferr := b.counters.fold(b.db, true); ferr != nil {
+					b.logger.Warn("fold the store's counters", "error", ferr)
+				}
+			}
 			err = b.db.Close()
 		}
 		b.closed = true
@@ -388,7 +410,7 @@ func (b *Badger) Count(ctx context.Context) (int, error) {
 		return 0, fmt.Errorf("count: %w", err)
 	}
 	defer b.mu.RUnlock()
-	return int(b.count.Load()), nil
+	return int(b.counters.medallions.Load()), nil
 }
 
 // Create stores m as version 1 of a new medallion (see Store.Create).
@@ -420,6 +442,7 @@ func (b *Badger) Create(ctx context.Context, m *medallion.Medallion) (*medallion
 	if err := c.Validate(); err != nil {
 		return nil, err
 	}
+	var delta *counts
 	write := func(txn *badger.Txn) error {
 		switch _, err := txn.Get(latestKey(id)); {
 		case err == nil:
@@ -427,7 +450,9 @@ func (b *Badger) Create(ctx context.Context, m *medallion.Medallion) (*medallion
 		case !errors.Is(err, badger.ErrKeyNotFound):
 			return err
 		}
-		return writeVersion(txn, nil, c)
+		var err error
+		delta, err = b.writeVersion(txn, nil, c)
+		return err
 	}
 	var err error
 	// Two Creates of one id conflict on the m/ key they both read: the
@@ -442,8 +467,7 @@ func (b *Badger) Create(ctx context.Context, m *medallion.Medallion) (*medallion
 	}
 	switch {
 	case err == nil:
-		b.count.Add(1)
-		b.sizes.add(c, 1)
+		b.counters.committed(delta)
 		return c, nil
 	case errors.Is(err, badger.ErrConflict):
 		return nil, fmt.Errorf("create %s: %w", id, ErrConflict)
@@ -479,7 +503,7 @@ func (b *Badger) Update(ctx context.Context, m *medallion.Medallion) (*medallion
 		return nil, err
 	}
 
-	var old *medallion.Medallion
+	var delta *counts
 	err := b.db.Update(func(txn *badger.Txn) error {
 		prev, err := getLatestStored(txn, id)
 		if err != nil {
@@ -488,7 +512,7 @@ func (b *Badger) Update(ctx context.Context, m *medallion.Medallion) (*medallion
 		if prev == nil {
 			return ErrNotFound
 		}
-		old = prev.m
+		old := prev.m
 		if c.Meta.Version != old.Meta.Version {
 			return fmt.Errorf("based on version %d but version %d is stored: %w", c.Meta.Version, old.Meta.Version, ErrConflict)
 		}
@@ -500,13 +524,13 @@ func (b *Badger) Update(ctx context.Context, m *medallion.Medallion) (*medallion
 		if err := c.Validate(); err != nil {
 			return err
 		}
-		return writeVersion(txn, prev, c)
+		delta, err = b.writeVersion(txn, prev, c)
+		return err
 	})
 	var verr *medallion.ValidationError
 	switch {
 	case err == nil:
-		b.sizes.add(old, -1)
-		b.sizes.add(c, 1)
+		b.counters.committed(delta)
 		return c, nil
 	case errors.As(err, &verr):
 		return nil, err
@@ -546,45 +570,49 @@ type stored struct {
 // the latest version read in the same transaction. It is the one place a
 // version is written (Import aside, which writes many at once): the
 // version record, whole; the m/ key naming it; the index entries, moved
-// from prev's; and prev's record, rewritten as a delta from c when that
-// is worth it (delta.go).
-func writeVersion(txn *badger.Txn, prev *stored, c *medallion.Medallion) error {
+// from prev's; prev's record, rewritten as a delta from c when that is
+// worth it (delta.go); and the change to the counters, which it returns
+// for counters.committed once the transaction has committed.
+func (b *Badger) writeVersion(txn *badger.Txn, prev *stored, c *medallion.Medallion) (*counts, error) {
 	id := c.Meta.MedallionID
 	value, ends := c.MarshalBinaryUnits()
 	index, entry, err := indexEntries(c)
 	if err != nil {
-		return err
+		return nil, err
 	}
+	var delta counts
+	delta.addMedallion(c, 1, prev == nil)
 	if prev != nil {
+		delta.addMedallion(prev.m, -1, false)
 		oldIndex, _, err := indexEntries(prev.m)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		// Deletes go first: an entry whose key did not change is then
 		// written again rather than lost.
 		for _, k := range oldIndex {
 			if err := txn.Delete(k); err != nil {
-				return err
+				return nil, err
 			}
 		}
 		if rec := shrink(prev.m, prev.raw, value, ends); len(rec) < len(prev.raw) {
 			if err := txn.Set(versionKey(id, prev.m.Meta.Version), rec); err != nil {
-				return err
+				return nil, err
 			}
 		}
 	}
 	if err := txn.Set(latestKey(id), versionValue(c.Meta.Version)); err != nil {
-		return err
+		return nil, err
 	}
 	if err := txn.Set(versionKey(id, c.Meta.Version), value); err != nil {
-		return err
+		return nil, err
 	}
 	for _, k := range index {
 		if err := txn.Set(k, entry); err != nil {
-			return err
+			return nil, err
 		}
 	}
-	return nil
+	return &delta, b.counters.put(txn, &delta)
 }
 
 // getLatest reads the latest version of id, nil when absent.

@@ -38,8 +38,9 @@ func putRaw(t *testing.T, b *Badger, c *medallion.Medallion, value []byte) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b.count.Add(1)
-	b.sizes.add(c, 1)
+	var d counts
+	d.addMedallion(c, 1, true)
+	b.counters.committed(&d)
 }
 
 func rawValue(t *testing.T, b *Badger, id string, version int) []byte {

@@ -143,6 +143,7 @@ func (b *Badger) Import(ctx context.Context, versions []*medallion.Medallion) er
 	// importChunk versions (every medallion seen so far) this is one
 	// transaction; beyond, a Create of the same new id racing the import
 	// could leave it the imported versions above its own.
+	var delta counts
 	for start := 0; start < len(values); start += importChunk {
 		end := min(start+importChunk, len(values))
 		last := end == len(values)
@@ -159,6 +160,11 @@ func (b *Badger) Import(ctx context.Context, versions []*medallion.Medallion) er
 			}
 			if !last {
 				return nil
+			}
+			delta = counts{}
+			delta.addMedallion(latest, 1, true)
+			if err := b.counters.put(txn, &delta); err != nil {
+				return err
 			}
 			if err := txn.Set(latestKey(id), versionValue(latest.Meta.Version)); err != nil {
 				return err
@@ -177,8 +183,7 @@ func (b *Badger) Import(ctx context.Context, versions []*medallion.Medallion) er
 			return fmt.Errorf("import %s: %w", id, err)
 		}
 	}
-	b.count.Add(1)
-	b.sizes.add(latest, 1)
+	b.counters.committed(&delta)
 	return nil
 }
 
