@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"path/filepath"
 	"runtime"
 	"slices"
 	"sync"
@@ -30,6 +31,7 @@ const (
 type seededDB struct {
 	once  sync.Once
 	dir   string
+	keep  bool // dir was given (MEDALLION_PERF_DIR) and outlives the run
 	store *store.Badger
 	err   error
 }
@@ -45,7 +47,7 @@ func TestMain(m *testing.M) {
 		if db.store != nil {
 			db.store.Close()
 		}
-		if db.dir != "" {
+		if db.dir != "" && !db.keep {
 			os.RemoveAll(db.dir)
 		}
 	}
@@ -114,7 +116,9 @@ func seededStore(b *testing.B, size int) *store.Badger {
 }
 
 // seededDBFor returns the shared store named name, filling it on first use
-// with size medallions made by newMedallion.
+// with size medallions made by newMedallion. With MEDALLION_PERF_DIR set,
+// the store is kept in that directory under name and a later run reuses
+// it (a million medallions take minutes to fill).
 func seededDBFor(b *testing.B, name string, size int, newMedallion func(*rand.Rand, int) *medallion.Medallion) *seededDB {
 	seededMu.Lock()
 	db := seeded[name]
@@ -125,8 +129,13 @@ func seededDBFor(b *testing.B, name string, size int, newMedallion func(*rand.Ra
 	seededMu.Unlock()
 	db.once.Do(func() {
 		start := time.Now()
-		db.dir, db.err = os.MkdirTemp("", "medallion-bench")
-		if db.err != nil {
+		if keep := os.Getenv("MEDALLION_PERF_DIR"); keep != "" {
+			db.dir, db.keep = filepath.Join(keep, name), true
+			if _, err := os.Stat(filepath.Join(db.dir, "MANIFEST")); err == nil {
+				db.store, db.err = store.Open(db.dir, store.Options{})
+				return
+			}
+		} else if db.dir, db.err = os.MkdirTemp("", "medallion-bench"); db.err != nil {
 			return
 		}
 		db.store, db.err = store.Open(db.dir, store.Options{})

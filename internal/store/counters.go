@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	badger "github.com/dgraph-io/badger/v4"
 
@@ -20,31 +21,41 @@ import (
 // What Count, the query planner (listSizes) and EpisodeTotals need is kept
 // under two more prefixes:
 //
-//	c/base                  → the counts as of the last fold
+//	c/base                  → the counts up to a sequence number
 //	c/d/<seq u64 BE>        → what one committed transaction changed
 //
 // Every transaction that adds or removes a medallion or an index entry, or
 // changes a session record's totals, writes its change as a new c/d/ key
-// (putCounts) beside its other writes. Writers never read these keys, so
-// they never conflict over them the way a shared counter read and
+// (counters.put) beside its other writes. Writers never read these keys,
+// so they never conflict over them the way a shared counter read and
 // rewritten by every transaction would. Open reads c/base and the c/d/
-// keys; a fold (at Open, at Close and once a minute after writes) adds the
-// c/d/ keys into c/base and deletes them, in one transaction that reads
-// only keys no writer touches. The counts on disk are thus exact after a
-// kill -9 too: a change is committed with the data it counts, and a fold
-// is all or nothing. A store without c/base (written by an older build) is
-// counted key by key once, at its first Open.
+// keys after its sequence number. A fold (at Open, at Close, and after
+// foldEvery changes or foldInterval) sums the changes into a new c/base,
+// one key written in one transaction, and then deletes the c/d/ keys it
+// covers; a crash before they are gone leaves keys the next load skips.
+// The counts on disk are thus exact after a kill -9 too: a change is
+// committed with the data it counts. A store without c/base (written by
+// an older build) is counted key by key once, at its first Open.
 const (
 	prefixCounts     = "c/"
 	countsBaseKey    = "c/base"
 	prefixCountDelta = "c/d/"
 	countsFormat     = 0x01
-	// foldChunk bounds the c/d/ keys one fold transaction deletes.
+	// foldChunk bounds the c/d/ keys one cleanup transaction deletes.
 	foldChunk = 4096
+	// foldEvery changes written start a fold; the next Open after a crash
+	// then reads at most about this many (a few milliseconds).
+	foldEvery = 10_000
 )
+
+// foldInterval is how often changes written since the last fold are
+// folded when fewer than foldEvery were written.
+const foldInterval = 10 * time.Minute
 
 // counts are the store's counters, or a change to them.
 type counts struct {
+	// upto, in c/base only, is the last c/d/ sequence number it covers.
+	upto                            uint64
 	medallions                      int64
 	sessions, buffered, checkpoints int64
 	// lists counts the entries of each index list, by index prefix.
@@ -91,11 +102,11 @@ func (c *counts) zero() bool {
 	return c.medallions == 0 && c.sessions == 0 && c.buffered == 0 && c.checkpoints == 0 && len(c.lists) == 0
 }
 
-// encode is the value of a c/ key: a format byte, the four totals
+// encode is the value of a c/ key: a format byte, upto (uvarint), the four totals
 // (varint), the number of lists (uvarint), then per list its prefix
 // (uvarint length, bytes) and count (varint).
 func (c *counts) encode() []byte {
-	v := []byte{countsFormat}
+	v := binary.AppendUvarint([]byte{countsFormat}, c.upto)
 	for _, n := range []int64{c.medallions, c.sessions, c.buffered, c.checkpoints} {
 		v = binary.AppendVarint(v, n)
 	}
@@ -115,6 +126,9 @@ func decodeCounts(v []byte) (counts, error) {
 	}
 	d := bytes.NewReader(v[1:])
 	var err error
+	if c.upto, err = binary.ReadUvarint(d); err != nil {
+		return c, fmt.Errorf("counts: %w", err)
+	}
 	for _, p := range []*int64{&c.medallions, &c.sessions, &c.buffered, &c.checkpoints} {
 		if *p, err = binary.ReadVarint(d); err != nil {
 			return c, fmt.Errorf("counts: %w", err)
@@ -146,8 +160,9 @@ type counters struct {
 	sizes      listSizes
 	episodes   episodeTotals
 	seq        atomic.Uint64 // the last c/d/ sequence number used
-	folded     atomic.Uint64 // seq as of the last fold started
+	folded     atomic.Uint64 // seq as of the last fold
 	foldMu     sync.Mutex    // one fold at a time
+	due        chan struct{} // signalled when foldEvery changes await a fold
 }
 
 // put writes d as a c/d/ key in txn; nothing when d changes nothing.
@@ -155,8 +170,18 @@ func (cs *counters) put(txn *badger.Txn, d *counts) error {
 	if d.zero() {
 		return nil
 	}
-	key := binary.BigEndian.AppendUint64([]byte(prefixCountDelta), cs.seq.Add(1))
-	return txn.Set(key, d.encode())
+	seq := cs.seq.Add(1)
+	if seq-cs.folded.Load() == foldEvery {
+		select {
+		case cs.due <- struct{}{}:
+		default:
+		}
+	}
+	return txn.Set(countDeltaKey(seq), d.encode())
+}
+
+func countDeltaKey(seq uint64) []byte {
+	return binary.BigEndian.AppendUint64([]byte(prefixCountDelta), seq)
 }
 
 // committed applies d once its transaction has committed.
@@ -166,46 +191,53 @@ func (cs *counters) committed(d *counts) {
 	cs.episodes.add(totalsDelta{sessions: int(d.sessions), buffered: d.buffered, checkpoints: d.checkpoints})
 }
 
-// load reads the stored counts into memory: c/base plus the c/d/ keys, or,
-// when there is no c/base, a count of every key (the first Open of a store
-// an older build wrote). It reports whether a fold is due.
+// load reads the stored counts into memory: c/base plus the c/d/ keys
+// after it, or, when there is no c/base, a count of every key (the first
+// Open of a store an older build wrote). It reports whether a fold is due.
 func (cs *counters) load(db *badger.DB) (foldDue bool, err error) {
+	cs.due = make(chan struct{}, 1)
 	var total counts
 	err = db.View(func(txn *badger.Txn) error {
 		item, err := txn.Get([]byte(countsBaseKey))
 		switch {
 		case errors.Is(err, badger.ErrKeyNotFound):
 			foldDue = true
-			return countEverything(txn, &total)
+			if err := countEverything(txn, &total); err != nil {
+				return err
+			}
+			// Changes stored beside no c/base are covered by the count.
+			return eachCountDelta(txn, func(seq uint64, _ *counts) { total.upto = max(total.upto, seq) })
 		case err != nil:
 			return err
 		}
 		if err := item.Value(func(v []byte) (err error) { total, err = decodeCounts(v); return err }); err != nil {
 			return fmt.Errorf("%s: %w", countsBaseKey, err)
 		}
-		return eachCountDelta(txn, 0, func(seq uint64, d *counts) {
-			total.add(d)
-			cs.seq.Store(max(cs.seq.Load(), seq))
-			foldDue = true
+		upto := total.upto
+		return eachCountDelta(txn, func(seq uint64, d *counts) {
+			foldDue = true // folded already and left behind by a crash, or not yet folded
+			if seq > upto {
+				total.add(d)
+				total.upto = max(total.upto, seq)
+			}
 		})
 	})
 	if err != nil {
 		return false, fmt.Errorf("load counters: %w", err)
 	}
+	cs.seq.Store(total.upto) // new changes come after every stored one
 	cs.medallions.Store(total.medallions)
 	cs.sizes.set(total.lists)
 	cs.episodes.set(totalsDelta{sessions: int(total.sessions), buffered: total.buffered, checkpoints: total.checkpoints})
 	return foldDue, nil
 }
 
-// eachCountDelta calls fn with up to limit c/d/ keys (all when limit is 0),
-// oldest first.
-func eachCountDelta(txn *badger.Txn, limit int, fn func(seq uint64, d *counts)) error {
+// eachCountDelta calls fn with every c/d/ key's change, oldest first.
+func eachCountDelta(txn *badger.Txn, fn func(seq uint64, d *counts)) error {
 	prefix := []byte(prefixCountDelta)
 	it := txn.NewIterator(badger.IteratorOptions{Prefix: prefix, PrefetchValues: true})
 	defer it.Close()
-	n := 0
-	for it.Seek(prefix); it.ValidForPrefix(prefix) && (limit == 0 || n < limit); it.Next() {
+	for it.Seek(prefix); it.ValidForPrefix(prefix); it.Next() {
 		item := it.Item()
 		if len(item.Key()) != len(prefix)+8 {
 			return fmt.Errorf("bad counter key %q", item.Key())
@@ -215,66 +247,87 @@ func eachCountDelta(txn *badger.Txn, limit int, fn func(seq uint64, d *counts)) 
 			return fmt.Errorf("%q: %w", item.Key(), err)
 		}
 		fn(binary.BigEndian.Uint64(item.Key()[len(prefix):]), &d)
-		n++
 	}
 	return nil
 }
 
-// fold adds the c/d/ keys into c/base and deletes them, foldChunk at a
-// time. Without c/base (an older build's store) it writes the counts in
-// memory as c/base and drops every c/d/ key: load counted every key, and
-// the store was not written since (fold runs in Open before any write).
-func (cs *counters) fold(db *badger.DB, fresh bool) error {
+// fold writes the counts as a new c/base and deletes the c/d/ keys it
+// covers. atRest says no write is in flight (Open before its first write,
+// Close after its last): the counts in memory are then the store's and are
+// written as they are, also over a store without c/base. Otherwise the new
+// c/base is c/base plus the stored changes, read in one snapshot.
+func (cs *counters) fold(db *badger.DB, atRest bool) error {
 	cs.foldMu.Lock()
 	defer cs.foldMu.Unlock()
-	cs.folded.Store(cs.seq.Load())
-	if fresh {
-		var base counts
+	var base counts
+	if atRest {
+		base.upto = cs.seq.Load()
 		base.medallions = cs.medallions.Load()
 		base.lists = cs.sizes.snapshot()
 		s, bu, ch := cs.episodes.get()
 		base.sessions, base.buffered, base.checkpoints = int64(s), bu, ch
-		if err := db.Update(func(txn *badger.Txn) error { return txn.Set([]byte(countsBaseKey), base.encode()) }); err != nil {
-			return fmt.Errorf("fold counters: %w", err)
-		}
-	}
-	for {
-		n := 0
-		err := db.Update(func(txn *badger.Txn) error {
-			n = 0
-			var base counts
+	} else {
+		missing := false
+		err := db.View(func(txn *badger.Txn) error {
 			item, err := txn.Get([]byte(countsBaseKey))
+			if errors.Is(err, badger.ErrKeyNotFound) {
+				// Opened read-only before it had one: the next Open
+				// counts every key.
+				missing = true
+				return nil
+			}
 			if err != nil {
 				return err
 			}
 			if err := item.Value(func(v []byte) (err error) { base, err = decodeCounts(v); return err }); err != nil {
 				return err
 			}
-			var keys [][]byte
-			err = eachCountDelta(txn, foldChunk, func(seq uint64, d *counts) {
-				if !fresh {
+			upto := base.upto
+			return eachCountDelta(txn, func(seq uint64, d *counts) {
+				if seq > upto {
 					base.add(d)
+					base.upto = max(base.upto, seq)
 				}
-				keys = append(keys, binary.BigEndian.AppendUint64([]byte(prefixCountDelta), seq))
 			})
-			if err != nil || len(keys) == 0 {
-				return err
-			}
-			n = len(keys)
-			for _, k := range keys {
-				if err := txn.Delete(k); err != nil {
-					return err
-				}
-			}
-			return txn.Set([]byte(countsBaseKey), base.encode())
 		})
 		if err != nil {
 			return fmt.Errorf("fold counters: %w", err)
 		}
-		if n < foldChunk {
+		if missing {
 			return nil
 		}
 	}
+	if err := db.Update(func(txn *badger.Txn) error { return txn.Set([]byte(countsBaseKey), base.encode()) }); err != nil {
+		return fmt.Errorf("fold counters: %w", err)
+	}
+	cs.folded.Store(base.upto)
+	// What c/base now covers is garbage; a crash here leaves keys that
+	// load skips and the next fold deletes.
+	prefix := []byte(prefixCountDelta)
+	for done := false; !done; {
+		err := db.Update(func(txn *badger.Txn) error {
+			it := txn.NewIterator(badger.IteratorOptions{Prefix: prefix})
+			defer it.Close()
+			n := 0
+			for it.Seek(prefix); ; it.Next() {
+				if !it.ValidForPrefix(prefix) || binary.BigEndian.Uint64(it.Item().Key()[len(prefix):]) > base.upto {
+					done = true
+					return nil
+				}
+				if n == foldChunk {
+					return nil
+				}
+				if err := txn.Delete(it.Item().KeyCopy(nil)); err != nil {
+					return err
+				}
+				n++
+			}
+		})
+		if err != nil {
+			return fmt.Errorf("fold counters: drop folded changes: %w", err)
+		}
+	}
+	return nil
 }
 
 // countEverything counts the m/ keys, the index lists and the session

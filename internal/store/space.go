@@ -4,7 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"strings"
+	"path/filepath"
+	"slices"
 	"time"
 
 	badger "github.com/dgraph-io/badger/v4"
@@ -155,14 +156,18 @@ func (b *Badger) openDB(s Space) (db *badger.DB, readOnly bool, err error) {
 
 // replayBytes is the disk space of the memtable logs, which a read-write
 // open turns into tables.
-func replayBytes(dir string) (int64, error) {
+func replayBytes(dir string) (int64, error) { return filesBytes(dir, ".mem") }
+
+// filesBytes is the disk space the files of dir with one of the
+// extensions take (sparse files count what they hold, not their length).
+func filesBytes(dir string, exts ...string) (int64, error) {
 	entries, err := os.ReadDir(dir)
 	if err != nil {
 		return 0, err
 	}
 	var n int64
 	for _, e := range entries {
-		if !strings.HasSuffix(e.Name(), ".mem") {
+		if !slices.Contains(exts, filepath.Ext(e.Name())) {
 			continue
 		}
 		fi, err := e.Info()
