@@ -27,6 +27,12 @@ const DefaultVerifyInterval = 24 * time.Hour
 // the start on 2 shared cores (a million medallions, 1.2 GB, took 14 s).
 var verifyAtOpenMax int64 = 24 << 20 // a variable so a test can take the background path
 
+// verifyDelay is when a store too big to read back at Open is read back:
+// after the start's own work (catching up on transcripts), and not in a
+// daemon stopped right after it started, whose Close would wait for the
+// table checksums (one uninterruptible pass, about 2 s at 1M medallions).
+var verifyDelay = 10 * time.Second
+
 // DefaultGCInterval is how often the value log is garbage-collected when
 // Options.GCInterval is zero.
 const DefaultGCInterval = 10 * time.Minute
@@ -227,14 +233,18 @@ func Open(dir string, opts Options) (*Badger, error) {
 		_ = unlockDir(lock)
 		return nil, fmt.Errorf("open store %s: %w", dir, err)
 	}
-	b.every(gcInterval, b.gcDone, b.collectGarbage, false)
+	b.every(gcInterval, b.gcDone, b.collectGarbage, 0)
 	go b.foldLoop()
-	b.every(spaceInterval, b.spaceDone, b.checkSpace, false)
+	b.every(spaceInterval, b.spaceDone, b.checkSpace, 0)
 	verifyInterval := opts.VerifyInterval
 	if verifyInterval == 0 {
 		verifyInterval = DefaultVerifyInterval
 	}
-	b.every(verifyInterval, b.verifyDone, b.checkDamage, !verifyNow)
+	var first time.Duration
+	if !verifyNow {
+		first = verifyDelay
+	}
+	b.every(verifyInterval, b.verifyDone, b.checkDamage, first)
 	return b, nil
 }
 
@@ -317,18 +327,24 @@ func (b *Badger) foldCounters() {
 }
 
 // every runs fn every interval until Close, in a goroutine that closes
-// done when it ends, and at once first when now is set; with interval <= 0
-// it runs nothing and closes done at once. The value-log collector, the
-// free-space check and the periodic verification are such loops.
-func (b *Badger) every(interval time.Duration, done chan struct{}, fn func(), now bool) {
+// done when it ends; the first run comes after first rather than interval
+// when first > 0. With interval <= 0 it runs nothing and closes done at
+// once. The value-log collector, the free-space check and the periodic
+// verification are such loops.
+func (b *Badger) every(interval time.Duration, done chan struct{}, fn func(), first time.Duration) {
 	if interval <= 0 {
 		close(done)
 		return
 	}
 	go func() {
 		defer close(done)
-		if now {
-			fn()
+		if first > 0 {
+			select {
+			case <-b.stop:
+				return
+			case <-time.After(first):
+				fn()
+			}
 		}
 		t := time.NewTicker(interval)
 		defer t.Stop()

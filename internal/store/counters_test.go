@@ -2,6 +2,8 @@ package store
 
 import (
 	"context"
+	"encoding/binary"
+	"errors"
 	"fmt"
 	"reflect"
 	"testing"
@@ -27,12 +29,7 @@ func checkCounters(t *testing.T, s *Badger) {
 		if err := item.Value(func(v []byte) (err error) { stored, err = decodeCounts(v); return err }); err != nil {
 			return err
 		}
-		upto := stored.upto
-		return eachCountDelta(txn, func(seq uint64, d *counts) {
-			if seq > upto {
-				stored.add(d)
-			}
-		})
+		return eachCountDelta(txn, stored.upto+1, func(_ uint64, d *counts) { stored.add(d) })
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -116,8 +113,12 @@ func TestCountersStored(t *testing.T) {
 	if err := s.counters.fold(s.db, false); err != nil {
 		t.Fatal(err)
 	}
+	leftover := countDeltaKey(s.counters.folded.Load())
 	err = s.db.Update(func(txn *badger.Txn) error {
-		return txn.Set(countDeltaKey(s.counters.folded.Load()), (&counts{medallions: 3}).encode())
+		if err := txn.Set(leftover, (&counts{medallions: 3}).encode()); err != nil {
+			return err
+		}
+		return txn.Set([]byte(countsDroppedKey), binary.BigEndian.AppendUint64(nil, s.counters.folded.Load()-1))
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -135,6 +136,9 @@ func TestCountersStored(t *testing.T) {
 	checkCounters(t, s)
 	if n, _ := s.Count(ctx); n != 7 {
 		t.Errorf("Count = %d after the reopen, want 7", n)
+	}
+	if err := s.db.View(func(txn *badger.Txn) error { _, err := txn.Get(leftover); return err }); !errors.Is(err, badger.ErrKeyNotFound) {
+		t.Errorf("a change the last fold covered is still stored: %v", err)
 	}
 
 	// An older build's store: no c/base, and (from a build that had

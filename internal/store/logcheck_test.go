@@ -336,9 +336,9 @@ func TestVerifyBigStoreInBackground(t *testing.T) {
 	}
 	writeAt(t, tables[0], fi.Size()/3, garbage(64))
 
-	prev := verifyAtOpenMax
-	verifyAtOpenMax = 0
-	t.Cleanup(func() { verifyAtOpenMax = prev })
+	prev, prevDelay := verifyAtOpenMax, verifyDelay
+	verifyAtOpenMax, verifyDelay = 0, 10*time.Millisecond
+	t.Cleanup(func() { verifyAtOpenMax, verifyDelay = prev, prevDelay })
 	s, err = Open(dir, Options{GCInterval: -1, Reserve: -1})
 	if err != nil {
 		t.Fatalf("open: %v", err)
