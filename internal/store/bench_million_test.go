@@ -92,6 +92,7 @@ func BenchmarkLatestForScopeMillion(b *testing.B) {
 			lat := make([]time.Duration, 0, b.N)
 			results := 0
 			b.ReportAllocs()
+			cpu0 := cpuTime(b)
 			b.ResetTimer()
 			for b.Loop() {
 				sc := q.scope(rng)
@@ -104,6 +105,7 @@ func BenchmarkLatestForScopeMillion(b *testing.B) {
 				results += len(ms)
 			}
 			b.StopTimer()
+			b.ReportMetric(float64((cpuTime(b)-cpu0).Nanoseconds())/1e3/float64(len(lat)), "cpu-µs/op")
 			reportLatencies(b, lat)
 			b.ReportMetric(float64(results)/float64(len(lat)), "results/op")
 		})
