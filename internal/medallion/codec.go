@@ -240,11 +240,8 @@ var errTruncated = errors.New("truncated")
 // substring of: one allocation for all the text. Keeping any one field
 // keeps that whole string alive.
 func (m *Medallion) UnmarshalBinary(b []byte) error {
-	if len(b) == 0 {
-		return errors.New("medallion binary: empty input")
-	}
-	if b[0] != binaryV1 && b[0] != binaryV2 && b[0] != binaryV3 {
-		return fmt.Errorf("medallion binary: unknown format byte 0x%02x", b[0])
+	if err := checkFormat(b); err != nil {
+		return err
 	}
 	d := decoder{b: b, s: string(b), off: 1}
 	var out Medallion
@@ -334,16 +331,25 @@ func (m *Medallion) UnmarshalBinary(b []byte) error {
 	return nil
 }
 
+// checkFormat fails on an empty encoding or an unknown format byte. Every
+// format begins with the same meta fields.
+func checkFormat(b []byte) error {
+	if len(b) == 0 {
+		return errors.New("medallion binary: empty input")
+	}
+	if b[0] != binaryV1 && b[0] != binaryV2 && b[0] != binaryV3 {
+		return fmt.Errorf("medallion binary: unknown format byte 0x%02x", b[0])
+	}
+	return nil
+}
+
 // UnmarshalBinaryMeta decodes only the meta fields at the start of an
 // encoding: what a history listing shows, without decoding (or keeping
 // alive) the rest. Its strings are copies, so they hold nothing of b.
 // b may be cut short after the meta.
 func UnmarshalBinaryMeta(b []byte) (Meta, error) {
-	if len(b) == 0 {
-		return Meta{}, errors.New("medallion binary: empty input")
-	}
-	if b[0] != binaryV1 && b[0] != binaryV2 && b[0] != binaryV3 {
-		return Meta{}, fmt.Errorf("medallion binary: unknown format byte 0x%02x", b[0])
+	if err := checkFormat(b); err != nil {
+		return Meta{}, err
 	}
 	d := decoder{b: b, off: 1, copy: true}
 	var m Meta
