@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -207,7 +208,10 @@ func Open(dir string, opts Options) (*Badger, error) {
 	// and reads of a damaged value fail with an error (values carry
 	// checksums) rather than return garbage. Reading back a million
 	// medallions took 14 s (issue 12: start ≤ 300 ms).
-	size, err := filesBytes(dir, ".sst", ".vlog", ".mem")
+	size, err := allocatedBytes(dir, func(name string) bool {
+		ext := filepath.Ext(name)
+		return ext == ".sst" || ext == ".vlog" || ext == ".mem"
+	})
 	verifyNow := err != nil || size <= verifyAtOpenMax
 	if verifyNow {
 		if err := b.verify(); err != nil {

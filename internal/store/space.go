@@ -4,8 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
-	"slices"
+	"strings"
 	"time"
 
 	badger "github.com/dgraph-io/badger/v4"
@@ -156,18 +155,20 @@ func (b *Badger) openDB(s Space) (db *badger.DB, readOnly bool, err error) {
 
 // replayBytes is the disk space of the memtable logs, which a read-write
 // open turns into tables.
-func replayBytes(dir string) (int64, error) { return filesBytes(dir, ".mem") }
+func replayBytes(dir string) (int64, error) {
+	return allocatedBytes(dir, func(name string) bool { return strings.HasSuffix(name, ".mem") })
+}
 
-// filesBytes is the disk space the files of dir with one of the
-// extensions take (sparse files count what they hold, not their length).
-func filesBytes(dir string, exts ...string) (int64, error) {
+// allocatedBytes is the disk space the files of dir that keep names take,
+// as du counts it.
+func allocatedBytes(dir string, keep func(name string) bool) (int64, error) {
 	entries, err := os.ReadDir(dir)
 	if err != nil {
 		return 0, err
 	}
 	var n int64
 	for _, e := range entries {
-		if !slices.Contains(exts, filepath.Ext(e.Name())) {
+		if !keep(e.Name()) {
 			continue
 		}
 		fi, err := e.Info()
