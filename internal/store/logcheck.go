@@ -7,7 +7,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"hash"
 	"hash/crc32"
 	"io"
 	"os"
@@ -231,53 +230,45 @@ type logEntry struct {
 
 // readEntry reads one entry of at most room bytes; ok is false where Badger
 // would stop (end of data, a torn or zeroed entry, a checksum mismatch).
+// The header is parsed from the reader's buffer and each part checksummed
+// in one call: hashing byte by byte through a reader made this check most
+// of a start (100 ms for a 56 MB value log).
 func readEntry(r *bufio.Reader, room int64) (e logEntry, n int64, ok bool) {
-	h := crc32.New(castagnoli)
-	tee := &countingReader{r: r, h: h}
-	meta, err1 := tee.ReadByte()
-	_, err2 := tee.ReadByte()
-	klen, err3 := binary.ReadUvarint(tee)
-	vlen, err4 := binary.ReadUvarint(tee)
-	_, err5 := binary.ReadUvarint(tee)
-	if err := errors.Join(err1, err2, err3, err4, err5); err != nil || klen > maxKeyLen || klen == 0 {
+	hdr, _ := r.Peek(entryHeaderMax) // fewer bytes at the end of the data
+	if len(hdr) < 5 {
 		return logEntry{}, 0, false
 	}
-	total := tee.n + int64(klen) + int64(vlen) + crc32.Size
+	p := 2 // meta and user-meta bytes
+	var lens [3]uint64 // key length, value length, expiry
+	for i := range lens {
+		v, k := binary.Uvarint(hdr[p:])
+		if k <= 0 {
+			return logEntry{}, 0, false
+		}
+		lens[i], p = v, p+k
+	}
+	klen, vlen := lens[0], lens[1]
+	if klen > maxKeyLen || klen == 0 || vlen > uint64(room) {
+		return logEntry{}, 0, false
+	}
+	total := int64(p) + int64(klen) + int64(vlen) + crc32.Size
 	if total > room {
 		return logEntry{}, 0, false
 	}
-	buf := make([]byte, klen+vlen)
-	if _, err := io.ReadFull(tee, buf); err != nil {
+	meta := hdr[0]
+	sum := crc32.Update(0, castagnoli, hdr[:p])
+	if _, err := r.Discard(p); err != nil {
 		return logEntry{}, 0, false
 	}
-	var sum [crc32.Size]byte
-	if _, err := io.ReadFull(r, sum[:]); err != nil || binary.BigEndian.Uint32(sum[:]) != h.Sum32() {
+	buf := make([]byte, klen+vlen+crc32.Size)
+	if _, err := io.ReadFull(r, buf); err != nil {
 		return logEntry{}, 0, false
 	}
-	return logEntry{meta: meta, key: buf[:klen], value: buf[klen:]}, total, true
-}
-
-// countingReader hashes and counts what is read through it.
-type countingReader struct {
-	r *bufio.Reader
-	h hash.Hash32
-	n int64
-}
-
-func (c *countingReader) Read(p []byte) (int, error) {
-	n, err := c.r.Read(p)
-	c.h.Write(p[:n])
-	c.n += int64(n)
-	return n, err
-}
-
-func (c *countingReader) ReadByte() (byte, error) {
-	b, err := c.r.ReadByte()
-	if err == nil {
-		c.h.Write([]byte{b})
-		c.n++
+	body := buf[:klen+vlen]
+	if binary.BigEndian.Uint32(buf[len(body):]) != crc32.Update(sum, castagnoli, body) {
+		return logEntry{}, 0, false
 	}
-	return b, err
+	return logEntry{meta: meta, key: body[:klen], value: body[klen:]}, total, true
 }
 
 // lastNonZero returns the offset after the last non-zero byte at or after
