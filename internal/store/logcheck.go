@@ -238,7 +238,7 @@ func readEntry(r *bufio.Reader, room int64) (e logEntry, n int64, ok bool) {
 	if len(hdr) < 5 {
 		return logEntry{}, 0, false
 	}
-	p := 2 // meta and user-meta bytes
+	p := 2             // meta and user-meta bytes
 	var lens [3]uint64 // key length, value length, expiry
 	for i := range lens {
 		v, k := binary.Uvarint(hdr[p:])
