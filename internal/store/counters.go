@@ -38,7 +38,6 @@ import (
 // committed with the data it counts. A store without c/base (written by
 // an older build) is counted key by key once, at its first Open.
 const (
-	prefixCounts     = "c/"
 	countsBaseKey    = "c/base"
 	countsDroppedKey = "c/dropped"
 	prefixCountDelta = "c/d/"

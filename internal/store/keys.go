@@ -86,7 +86,6 @@ import (
 // collision (one event wrongly taken for a duplicate) beyond reach.
 const (
 	prefixLatest  = "m/"
-	// prefixCounts ("c/") is declared in counters.go.
 	prefixVersion = "v/"
 	prefixNode    = "n/"
 	prefixTag     = "t/"
