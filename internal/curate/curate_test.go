@@ -514,7 +514,12 @@ func TestSignature(t *testing.T) {
 		{"Exit code 1\n<tool_use_error>bad thing</tool_use_error>", "bad thing"},
 		{"\n\n  got <nil>, want err\t here ", "got <nil>, want err here"},
 		{"exit status 2\n", "`go test` fails"},
-		{strings.Repeat("é", 100), strings.Repeat("é", 58) + "…"},
+		{"é " + strings.Repeat("é", 100), "é " + strings.Repeat("é", 57) + "…"},
+		// A header (go's "# package") or a lone word names no failure;
+		// the line under it does.
+		{"# example.com/muse/internal/midi\ninternal/midi/tempo_test.go:12:3: tt declared and not used",
+			"internal/midi/tempo_test.go:12:3: tt declared and not used"},
+		{"✔ cart keeps errors in-tree\n✖ checkout totals", "✖ checkout totals"},
 		// A wrapper names its cause last; a traceback is known by its
 		// exception.
 		{"** (Mix) Could not start application otel: exited\n    ** (EXIT) an exception was raised:\n        ** (BadMapError) expected a map, got:\n\n    [exporter: {:stdout, []}]\n  (erts) :erlang.is_map_key/2",

@@ -940,7 +940,7 @@ func informative(line string) bool {
 			n++
 		}
 	}
-	return n >= 1
+	return n >= 2
 }
 
 // exceptionLine is a line naming an exception by its class: "** (BadMapError)
