@@ -411,7 +411,9 @@ func (b *Badger) Close() error {
 		if !b.closed { // a failed reopen leaves nothing open
 			// No call is in flight: the counters in memory are the
 			// store's, and the next Open reads c/base alone.
-			if !b.readOnly.Load() && foldAtClose {
+			// Not below the disk's reserve: the changes stay stored
+			// and the next Open reads them.
+			if foldAtClose && b.roomToWrite() == nil {
 				if ferr := b.counters.fold(b.db, true); ferr != nil {
 					b.logger.Warn("fold the store's counters", "error", ferr)
 				}
