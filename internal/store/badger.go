@@ -509,6 +509,7 @@ func (b *Badger) Create(ctx context.Context, m *medallion.Medallion) (*medallion
 		return err
 	}
 	var err error
+	defer b.counters.writing()()
 	// Two Creates of one id conflict on the m/ key they both read: the
 	// loser runs again and then sees the winner's medallion (ErrExists).
 	// Badger reports a conflict only when another commit touched a key
@@ -558,6 +559,7 @@ func (b *Badger) Update(ctx context.Context, m *medallion.Medallion) (*medallion
 	}
 
 	var delta *counts
+	defer b.counters.writing()()
 	err := b.db.Update(func(txn *badger.Txn) error {
 		prev, err := getLatestStored(txn, id)
 		if err != nil {

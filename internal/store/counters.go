@@ -168,6 +168,20 @@ type counters struct {
 	foldMu     sync.Mutex    // one fold at a time; guards dropped
 	dropped    uint64        // c/dropped
 	due        chan struct{} // signalled when foldEvery changes await a fold
+	// inflight is held (read) by every write transaction that may store a
+	// change, from before it takes a sequence number until it committed
+	// or failed. A fold takes it (write) to learn a number below which no
+	// transaction is still open: changes commit in another order than
+	// their numbers, and a fold that covered a number still to commit
+	// would lose that change.
+	inflight sync.RWMutex
+}
+
+// writing marks a write transaction in flight (see inflight); call the
+// function it returns once the transaction has committed or failed.
+func (cs *counters) writing() func() {
+	cs.inflight.RLock()
+	return cs.inflight.RUnlock
 }
 
 // put writes d as a c/d/ key in txn; nothing when d changes nothing.
@@ -317,6 +331,9 @@ func (cs *counters) fold(db *badger.DB, atRest bool) error {
 		s, bu, ch := cs.episodes.get()
 		base.sessions, base.buffered, base.checkpoints = int64(s), bu, ch
 	} else {
+		cs.inflight.Lock()
+		limit := cs.seq.Load() // every change up to it has committed or failed
+		cs.inflight.Unlock()
 		missing := false
 		err := db.View(func(txn *badger.Txn) error {
 			var ok bool
@@ -328,8 +345,10 @@ func (cs *counters) fold(db *badger.DB, atRest bool) error {
 				return err
 			}
 			return eachCountDelta(txn, base.upto+1, func(seq uint64, d *counts) {
-				base.add(d)
-				base.upto = seq
+				if seq <= limit {
+					base.add(d)
+					base.upto = seq
+				}
 			})
 		})
 		if err != nil {

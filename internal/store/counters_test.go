@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"sync"
 	"testing"
 
 	badger "github.com/dgraph-io/badger/v4"
@@ -164,5 +165,59 @@ func TestCountersStored(t *testing.T) {
 	checkCounters(t, s)
 	if n, _ := s.Count(ctx); n != 7 {
 		t.Errorf("Count = %d after counting an older store, want 7", n)
+	}
+}
+
+// TestCountersFoldWhileWriting: folds running while transactions commit
+// in another order than their change numbers lose no change.
+func TestCountersFoldWhileWriting(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	s, err := Open(dir, Options{GCInterval: -1, Reserve: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	stop := make(chan struct{})
+	folded := make(chan struct{})
+	go func() {
+		defer close(folded)
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+				s.foldCounters()
+			}
+		}
+	}()
+	var wg sync.WaitGroup
+	for w := range 4 {
+		wg.Go(func() {
+			for i := range 40 {
+				m := &medallion.Medallion{Meta: medallion.Meta{MedallionID: fmt.Sprintf("w%d-%d", w, i), SchemaVersion: medallion.SchemaVersion, Model: "tier0"},
+					Scope: medallion.Scope{GraphNodes: []string{fmt.Sprintf("repo:%d", i%3)}}}
+				if _, err := s.Create(ctx, m); err != nil {
+					t.Error(err)
+					return
+				}
+				mustIngest(t, s, IngestBatch{File: file(fmt.Sprintf("f%d", w), int64(i+1)), Events: events(fmt.Sprintf("s%d", w), fmt.Sprintf("e%d-%d", w, i), 1)})
+			}
+		})
+	}
+	wg.Wait()
+	close(stop)
+	<-folded
+	foldAtClose = false
+	t.Cleanup(func() { foldAtClose = true })
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if s, err = Open(dir, Options{GCInterval: -1, Reserve: -1}); err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	checkCounters(t, s)
+	if n, _ := s.Count(ctx); n != 160 {
+		t.Errorf("Count = %d, want 160", n)
 	}
 }

@@ -144,6 +144,7 @@ func (b *Badger) Import(ctx context.Context, versions []*medallion.Medallion) er
 	// transaction; beyond, a Create of the same new id racing the import
 	// could leave it the imported versions above its own.
 	var delta counts
+	defer b.counters.writing()()
 	for start := 0; start < len(values); start += importChunk {
 		end := min(start+importChunk, len(values))
 		last := end == len(values)

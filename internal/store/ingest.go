@@ -237,6 +237,7 @@ func (b *Badger) Ingest(ctx context.Context, batch IngestBatch) (IngestResult, e
 
 	in := ingestion{batch: &batch, now: now, fileValue: fileValue}
 	var res IngestResult
+	defer b.counters.writing()()
 	err = b.updateRetry(ctx, func(txn *badger.Txn) error {
 		var err error
 		if res, err = in.run(txn); err != nil {
@@ -766,6 +767,7 @@ func (b *Badger) ClearEpisode(ctx context.Context, sessionID string, upto uint64
 	var watermark, from uint64
 	var more bool
 	var delta totalsDelta
+	done := b.counters.writing()
 	err := b.updateRetry(ctx, func(txn *badger.Txn) error {
 		rec, err := getSession(txn, sessionID)
 		if err != nil {
@@ -802,6 +804,7 @@ func (b *Badger) ClearEpisode(ctx context.Context, sessionID string, upto uint64
 		}
 		return nil
 	})
+	done()
 	if err == nil {
 		b.counters.committed(delta.counts())
 	}
