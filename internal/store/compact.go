@@ -22,6 +22,9 @@ import (
 const (
 	compactPoll  = 100 * time.Millisecond
 	compactQuiet = 2 * time.Second
+	// mappedCheck: one read of /proc/self/statm, about 10 µs, twice a
+	// minute.
+	mappedCheck = 30 * time.Second
 )
 
 // compactAt is how many level-0 tables start a compaction: Badger's own
@@ -54,10 +57,18 @@ func (b *Badger) compactLoop() {
 		}
 	}
 	defer wait()
+	// Reads fault mapped pages in too (a checkpoint reading an episode
+	// that ends in no write, the verification pass): while asleep the loop
+	// still looks every mappedCheck whether they passed the budget.
+	check := time.NewTicker(mappedCheck)
+	defer check.Stop()
 	for {
 		select {
 		case <-b.stop:
 			return
+		case <-check.C:
+			b.trimMapped(mappedBudget)
+			continue
 		case <-b.writes:
 		}
 		quiet := time.NewTimer(compactQuiet)
