@@ -352,8 +352,13 @@ func (b *Badger) verify() error {
 		defer it.Close()
 		n := 0
 		for it.Rewind(); it.Valid(); it.Next() {
-			if n++; n%4096 == 0 && b.stopping() {
-				return errStopping // Close waits for the pass
+			if n++; n%4096 == 0 {
+				if b.stopping() {
+					return errStopping // Close waits for the pass
+				}
+				// Every value read faults its pages of the value log in:
+				// keep the pass within the daemon's memory (compact.go).
+				b.trimMapped(mappedBudget)
 			}
 			item := it.Item()
 			// Badger logs a value it cannot read and hands out an empty
