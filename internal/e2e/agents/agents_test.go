@@ -76,6 +76,55 @@ var clis = []cli{
 			return []string{"-p", prompt, "--output-format", "json", "--allowedTools", "Bash"}
 		},
 	},
+	{
+		name: "codex", pkg: "@openai/codex@0.169.0", bin: "codex",
+		// Codex takes a custom provider only from its config file; 0.169
+		// refuses wire_api = "chat".
+		prepare: func(t *testing.T, home, modelURL string) []string {
+			writeFile(t, filepath.Join(home, ".codex", "config.toml"), `model = "fake-model"
+model_provider = "fake"
+approval_policy = "never"
+sandbox_mode = "danger-full-access"
+
+[model_providers.fake]
+name = "fake"
+base_url = "`+modelURL+`/v1"
+env_key = "FAKE_MODEL_KEY"
+wire_api = "responses"
+`)
+			return []string{"FAKE_MODEL_KEY=fake-key"}
+		},
+		args: func(prompt string) []string {
+			return []string{"exec", "--skip-git-repo-check", "--json", prompt}
+		},
+	},
+	{
+		name: "gemini", pkg: "@google/gemini-cli@0.61.0", bin: "gemini",
+		// Headless Gemini CLI exits 55 in a folder it does not trust.
+		prepare: func(t *testing.T, home, modelURL string) []string {
+			writeFile(t, filepath.Join(home, ".gemini", "settings.json"), `{
+  "general": { "enableAutoUpdate": false, "enableAutoUpdateNotification": false },
+  "privacy": { "usageStatisticsEnabled": false },
+  "telemetry": { "enabled": false },
+  "security": { "auth": { "selectedType": "gemini-api-key" }, "folderTrust": { "enabled": false } }
+}
+`)
+			return []string{"GOOGLE_GEMINI_BASE_URL=" + modelURL, "GEMINI_API_KEY=fake-key"}
+		},
+		args: func(prompt string) []string {
+			return []string{"-p", prompt, "--approval-mode", "yolo", "--output-format", "json"}
+		},
+	},
+}
+
+func writeFile(t *testing.T, path, text string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(text), 0o600); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // TestAgents runs the loop for each agent CLI, one after the other (each
@@ -144,14 +193,15 @@ func runLoop(t *testing.T, c config, a cli, exe string) {
 // default folders there), XDG dirs inside it, a short runtime dir for the
 // socket, and a git repository the sessions work in.
 type harness struct {
-	t      *testing.T
-	c      config
-	home   string
-	repo   string
-	data   string // medalliond's data dir (default location under HOME)
-	env    []string
-	daemon string
-	ctlBin string
+	t       *testing.T
+	c       config
+	home    string
+	repo    string
+	data    string // medalliond's data dir (default location under HOME)
+	runtime string // XDG_RUNTIME_DIR, where the socket is
+	env     []string
+	daemon  string
+	ctlBin  string
 }
 
 func newHarness(t *testing.T, c config) *harness {
@@ -162,7 +212,7 @@ func newHarness(t *testing.T, c config) *harness {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { os.RemoveAll(run) })
-	h := &harness{t: t, c: c, home: filepath.Join(root, "home"), repo: filepath.Join(root, "work", "shop"),
+	h := &harness{t: t, c: c, home: filepath.Join(root, "home"), repo: filepath.Join(root, "work", "shop"), runtime: run,
 		daemon: filepath.Join(c.bin, "medalliond"), ctlBin: filepath.Join(c.bin, "medallionctl")}
 	h.data = filepath.Join(h.home, ".local", "share", "medallion")
 	h.env = append(cleanEnv(),
