@@ -146,7 +146,9 @@ func TestAgents(t *testing.T) {
 func runLoop(t *testing.T, c config, a cli, exe string) {
 	marker := "zorblat" + strings.ReplaceAll(a.name, "-", "")
 	rule := "Never edit the files under gen/ by hand: regenerate them with the " + marker + " tool."
-	h := newHarness(t, c)
+	// The agent on PATH, as for its users: integrate may run it (Codex's
+	// hook trust comes from "codex app-server").
+	h := newHarness(t, c, filepath.Dir(exe))
 	fm := &fakeModel{command: command, final: finalText}
 	srv := httptest.NewServer(fm)
 	t.Cleanup(srv.Close)
@@ -204,7 +206,7 @@ type harness struct {
 	ctlBin  string
 }
 
-func newHarness(t *testing.T, c config) *harness {
+func newHarness(t *testing.T, c config, path ...string) *harness {
 	root := t.TempDir()
 	// sun_path is ~104 bytes; t.TempDir() paths can be longer.
 	run, err := os.MkdirTemp("", "mra")
@@ -222,7 +224,7 @@ func newHarness(t *testing.T, c config) *harness {
 		"XDG_CACHE_HOME="+filepath.Join(h.home, ".cache"),
 		"XDG_STATE_HOME="+filepath.Join(h.home, ".local", "state"),
 		"XDG_RUNTIME_DIR="+run,
-		"PATH="+c.bin+string(os.PathListSeparator)+os.Getenv("PATH"),
+		"PATH="+strings.Join(append(append([]string{c.bin}, path...), os.Getenv("PATH")), string(os.PathListSeparator)),
 	)
 	for _, d := range []string{h.home, h.repo} {
 		if err := os.MkdirAll(d, 0o700); err != nil {
