@@ -688,6 +688,9 @@ func (p *Pipeline) batch(ctx context.Context, w Watch, f *file) (more bool, err 
 // read reads and stores one batch of at most maxLines parsed lines (0: no
 // limit) of f.
 func (p *Pipeline) read(ctx context.Context, w Watch, f *file, maxLines int) (more bool, err error) {
+	if p.isWhole(w, f) {
+		return p.readWhole(ctx, w, f) // see whole.go
+	}
 	if err := p.loadResume(ctx, f); err != nil {
 		return false, err
 	}

@@ -21,6 +21,7 @@ const fixtureDir = "../../testdata/transcripts"
 var fixtureFormat = map[string]Format{
 	"claude-code": FormatClaudeCode,
 	"codex":       FormatCodex,
+	"gemini":      FormatGemini,
 	"jsonl":       FormatJSONL,
 }
 
