@@ -189,6 +189,7 @@ func (a *app) commands() []namedCommand {
 		{"session", a.sessionCommand},
 		{"checkpoint", a.checkpointCommand},
 		{"load", a.loadCommand},
+		{"mcp", a.mcpCommand},
 		{"review", a.reviewCommand},
 		{"llm", a.llmCommand},
 		{"hook", a.hookCommand},
