@@ -31,10 +31,10 @@ func init() {
 // Terms splits text into index terms, in order, repeats kept (they count
 // as term frequency). A word is a run of letters, digits and joiners. It
 // gives its parts — split at joiners and at camelCase humps
-// ("LatestForScope" → latest, for, scope; "HTTPServer" → http, server) —
+// ("LatestForScope" → latest, scope; "HTTPServer" → http, server) —
 // lowercased and with a plural "s" taken off, and, when it has more than
-// one part, the whole word lowercased ("latestforscope", "max_line"), so
-// the exact identifier ranks above its parts met apart. Parts of one
+// one part, the parts run together ("latestforscope"), so the exact
+// identifier ranks above its words met apart, however it is spelt. Parts of one
 // letter and stopwords are dropped.
 func Terms(text string) []string {
 	var out []string
@@ -58,25 +58,47 @@ func isWordRune(r rune) bool {
 	return unicode.IsLetter(r) || unicode.IsDigit(r) || strings.ContainsRune(joiners, r)
 }
 
-// appendWord appends the terms of one word.
+// appendWord appends the terms of one word: its parts, then, for a word
+// of several parts, the parts run together ("max_line", "maxLine" and
+// "MaxLine" all give "maxline"), and for a path the same of its last
+// element ("internal/store/badger.go" gives "badgergo", as "badger.go"
+// does).
 func appendWord(out []string, word string) []string {
 	word = strings.Trim(word, joiners) // sentence dots, leading "./", "--flag"
 	if word == "" {
 		return out
 	}
-	parts := 0
+	var whole, last strings.Builder
+	parts, lastParts := 0, 0
 	for _, piece := range strings.FieldsFunc(word, func(r rune) bool { return strings.ContainsRune(joiners, r) }) {
 		for _, part := range humps(piece) {
 			parts++
+			whole.WriteString(strings.ToLower(part))
 			if t := normalize(part); t != "" {
 				out = append(out, t)
 			}
 		}
 	}
 	if parts > 1 {
-		if whole := clip(strings.ToLower(word)); !stopwords[whole] {
-			out = append(out, whole)
+		out = appendCompound(out, whole.String())
+	}
+	if i := strings.LastIndexByte(word, '/'); i >= 0 && parts > 1 {
+		for _, piece := range strings.FieldsFunc(word[i+1:], func(r rune) bool { return strings.ContainsRune(joiners, r) }) {
+			for _, part := range humps(piece) {
+				lastParts++
+				last.WriteString(strings.ToLower(part))
+			}
 		}
+		if lastParts > 1 {
+			out = appendCompound(out, last.String())
+		}
+	}
+	return out
+}
+
+func appendCompound(out []string, t string) []string {
+	if t = clip(t); !stopwords[t] {
+		out = append(out, t)
 	}
 	return out
 }
