@@ -189,6 +189,8 @@ func (a *app) commands() []namedCommand {
 		{"session", a.sessionCommand},
 		{"checkpoint", a.checkpointCommand},
 		{"load", a.loadCommand},
+		{"search", a.searchCommand},
+		{"mcp", a.mcpCommand},
 		{"review", a.reviewCommand},
 		{"llm", a.llmCommand},
 		{"hook", a.hookCommand},

@@ -93,7 +93,7 @@ Three ways to run it:
 	root.SetOut(e.stdout)
 	root.SetErr(e.stderr)
 	root.SetVersionTemplate("medalliond {{.Version}}\n")
-	root.AddCommand(e.runCommand(), e.versionCommand(), e.configCommand(), e.serviceCommand(), e.repairCommand())
+	root.AddCommand(e.runCommand(), e.versionCommand(), e.configCommand(), e.serviceCommand(), e.repairCommand(), e.mcpCommand())
 	root.AddCommand(e.backgroundCommands()...)
 	return root
 }

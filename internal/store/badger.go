@@ -89,6 +89,8 @@ type Badger struct {
 	sizes listSizes
 	// episodes holds the sums EpisodeTotals reports (totals.go).
 	episodes episodeTotals
+	// indexer indexes every version written (index.go); nil: none.
+	indexer atomic.Pointer[indexerBox]
 
 	// mu makes Close wait for calls in flight and turns later calls
 	// into errClosed instead of a Badger panic.
@@ -429,21 +431,24 @@ func (b *Badger) Create(ctx context.Context, m *medallion.Medallion) (*medallion
 		return nil, fmt.Errorf("create %s: %w", id, err)
 	}
 
-	write := func(txn *badger.Txn) error {
+	write := func(txn *badger.Txn, indexVersion func(prev, cur *medallion.Medallion) error) error {
 		switch _, err := txn.Get(latestKey(id)); {
 		case err == nil:
 			return ErrExists
 		case !errors.Is(err, badger.ErrKeyNotFound):
 			return err
 		}
-		return setAll(txn, c, value, index, entry)
+		if err := setAll(txn, c, value, index, entry); err != nil {
+			return err
+		}
+		return indexVersion(nil, c)
 	}
 	// Two Creates of one id conflict on the m/ key they both read: the
 	// loser runs again and then sees the winner's medallion (ErrExists).
 	// Badger reports a conflict only when another commit touched a key
 	// this one read, so a few attempts always settle.
 	for attempt := 1; ; attempt++ {
-		err = b.db.Update(write)
+		err = b.indexWrite(write)
 		if !errors.Is(err, badger.ErrConflict) || attempt == 3 {
 			break
 		}
@@ -488,7 +493,7 @@ func (b *Badger) Update(ctx context.Context, m *medallion.Medallion) (*medallion
 	}
 
 	var old *medallion.Medallion
-	err := b.db.Update(func(txn *badger.Txn) error {
+	err := b.indexWrite(func(txn *badger.Txn, indexVersion func(prev, cur *medallion.Medallion) error) error {
 		var err error
 		old, err = getLatest(txn, id)
 		if err != nil {
@@ -527,7 +532,10 @@ func (b *Badger) Update(ctx context.Context, m *medallion.Medallion) (*medallion
 		if err != nil {
 			return err
 		}
-		return setAll(txn, c, value, index, entry)
+		if err := setAll(txn, c, value, index, entry); err != nil {
+			return err
+		}
+		return indexVersion(old, c)
 	})
 	var verr *medallion.ValidationError
 	switch {

@@ -24,27 +24,31 @@ func (b *Badger) Export(ctx context.Context, fn func(*medallion.Medallion) error
 		return fmt.Errorf("export: %w", err)
 	}
 	defer b.mu.RUnlock()
-	err := b.db.View(func(txn *badger.Txn) error {
-		prefix := []byte(prefixVersion)
-		it := txn.NewIterator(badger.IteratorOptions{Prefix: prefix, PrefetchValues: true, PrefetchSize: 16})
-		defer it.Close()
-		for it.Seek(prefix); it.ValidForPrefix(prefix); it.Next() {
-			if err := ctx.Err(); err != nil {
-				return err
-			}
-			m := new(medallion.Medallion)
-			item := it.Item()
-			if err := item.Value(func(v []byte) error { return decodeMedallion(v, m) }); err != nil {
-				return fmt.Errorf("decode %s: %w", item.Key(), err)
-			}
-			if err := fn(m); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
+	err := b.db.View(func(txn *badger.Txn) error { return eachVersion(ctx, txn, fn) })
 	if err != nil {
 		return fmt.Errorf("export: %w", err)
+	}
+	return nil
+}
+
+// eachVersion calls fn with every stored version in txn: by id, oldest
+// version first. Export and Reindex read the store with it.
+func eachVersion(ctx context.Context, txn *badger.Txn, fn func(*medallion.Medallion) error) error {
+	prefix := []byte(prefixVersion)
+	it := txn.NewIterator(badger.IteratorOptions{Prefix: prefix, PrefetchValues: true, PrefetchSize: 16})
+	defer it.Close()
+	for it.Seek(prefix); it.ValidForPrefix(prefix); it.Next() {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		m := new(medallion.Medallion)
+		item := it.Item()
+		if err := item.Value(func(v []byte) error { return decodeMedallion(v, m) }); err != nil {
+			return fmt.Errorf("decode %s: %w", item.Key(), err)
+		}
+		if err := fn(m); err != nil {
+			return err
+		}
 	}
 	return nil
 }
@@ -115,7 +119,7 @@ func (b *Badger) Import(ctx context.Context, versions []*medallion.Medallion) er
 	for start := 0; start < len(values); start += importChunk {
 		end := min(start+importChunk, len(values))
 		last := end == len(values)
-		err := b.db.Update(func(txn *badger.Txn) error {
+		err := b.indexWrite(func(txn *badger.Txn, indexVersion func(prev, cur *medallion.Medallion) error) error {
 			if _, err := txn.Get(latestKey(id)); err == nil {
 				return ErrExists
 			} else if !errors.Is(err, badger.ErrKeyNotFound) {
@@ -123,6 +127,13 @@ func (b *Badger) Import(ctx context.Context, versions []*medallion.Medallion) er
 			}
 			for i := start; i < end; i++ {
 				if err := txn.Set(versionKey(id, i+1), values[i]); err != nil {
+					return err
+				}
+				var prev *medallion.Medallion
+				if i > 0 {
+					prev = clones[i-1]
+				}
+				if err := indexVersion(prev, clones[i]); err != nil {
 					return err
 				}
 			}
