@@ -177,6 +177,7 @@ func runLoop(t *testing.T, c config, a cli, exe string) {
 	if reached == 0 {
 		t.Errorf("none of session 2's %d model requests holds the rule %q from the save file", len(fm.Requests())-before, marker)
 	}
+	t.Logf("session 2: %d of %d model requests hold the rule", reached, len(fm.Requests())-before)
 
 	// Session 2 checkpointed: the rule is still stored once.
 	h.waitSession(a.name, s1)
