@@ -180,8 +180,11 @@ func runLoop(t *testing.T, c config, a cli, exe string) {
 	t.Logf("session 2: %d of %d model requests hold the rule", reached, len(fm.Requests())-before)
 
 	// Session 2 checkpointed: the rule is still stored once.
-	h.waitSession(a.name, s1)
+	s2 := h.waitSession(a.name, s1)
 	h.checkpoint()
+	if s := h.session(s2); s.Checkpoints == 0 || s.Buffered != 0 {
+		t.Fatalf("session 2 after the checkpoint: %d checkpoints, %d events still buffered", s.Checkpoints, s.Buffered)
+	}
 	// The evidence list says where each item came from: a second entry
 	// would mean session 2 was read as stating the rule again (the save
 	// file taken for the user's words).
@@ -197,7 +200,6 @@ func runLoop(t *testing.T, c config, a cli, exe string) {
 // socket, and a git repository the sessions work in.
 type harness struct {
 	t       *testing.T
-	c       config
 	home    string
 	repo    string
 	data    string // medalliond's data dir (default location under HOME)
@@ -215,7 +217,7 @@ func newHarness(t *testing.T, c config, path ...string) *harness {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { os.RemoveAll(run) })
-	h := &harness{t: t, c: c, home: filepath.Join(root, "home"), repo: filepath.Join(root, "work", "shop"), runtime: run,
+	h := &harness{t: t, home: filepath.Join(root, "home"), repo: filepath.Join(root, "work", "shop"), runtime: run,
 		daemon: filepath.Join(c.bin, "medalliond"), ctlBin: filepath.Join(c.bin, "medallionctl")}
 	h.data = filepath.Join(h.home, ".local", "share", "medallion")
 	h.env = append(cleanEnv(),
@@ -328,9 +330,23 @@ func (h *harness) runAgent(exe string, args []string) {
 }
 
 type sessionInfo struct {
-	ID     string           `json:"id"`
-	CWD    string           `json:"cwd"`
-	ByKind map[string]int64 `json:"by_kind"`
+	ID          string           `json:"id"`
+	CWD         string           `json:"cwd"`
+	ByKind      map[string]int64 `json:"by_kind"`
+	Buffered    int64            `json:"buffered"`
+	Checkpoints int64            `json:"checkpoints"`
+}
+
+// session is what "medallionctl session show" says of a session.
+func (h *harness) session(id string) sessionInfo {
+	h.t.Helper()
+	var resp struct {
+		Session sessionInfo `json:"session"`
+	}
+	if out := h.ctl("session", "show", id, "-o", "json"); json.Unmarshal([]byte(out), &resp) != nil {
+		h.t.Fatalf("session show -o json: not JSON:\n%s", out)
+	}
+	return resp.Session
 }
 
 // waitSession waits until medalliond has read, from the agent's own
