@@ -98,15 +98,18 @@ func TestExtract(t *testing.T) {
 			},
 		},
 		{
-			name: "error fixed by the same tool on the same file",
+			// A tool that is no shell command (a write, a browser tool)
+			// failing and then succeeding is a step of the session: no
+			// known fix, nothing open.
+			name: "a tool's retry is no fix",
 			build: func(b *builder) {
 				b.run("c1", "Write", "", []string{"/repo/x.go"}, false, "permission denied")
 				b.run("c2", "Write", "", []string{"/repo/x.go"}, true, "ok")
+				b.run("c3", "mcp__playwright__browser_click", "", nil, false, "### Error\nTimeoutError: locator.click: Timeout 5000ms exceeded.")
 			},
 			check: func(t *testing.T, it Items) {
-				want := []string{"when permission denied: Write /repo/x.go succeeds"}
-				if got := texts(it.AvoidRepeating); !slices.Equal(got, want) {
-					t.Errorf("avoid_repeating = %q, want %q", got, want)
+				if len(it.AvoidRepeating) != 0 || len(it.OpenQuestions) != 0 {
+					t.Errorf("avoid_repeating = %q, open = %+v, want none", texts(it.AvoidRepeating), it.OpenQuestions)
 				}
 			},
 		},
