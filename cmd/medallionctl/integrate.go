@@ -129,6 +129,12 @@ func readSettings(path string) (*settingsFile, error) {
 	}
 	sf, perr := readSettingsText(string(text))
 	if perr != nil {
+		if bytes.Contains(text, []byte("//")) || bytes.Contains(text, []byte("/*")) {
+			// Gemini CLI reads settings.json with comments; this editor
+			// keeps every byte it does not change, and comments between
+			// the items it edits would not survive that.
+			return nil, fmt.Errorf("%s%w: comments are not supported here; take them out, or add the hook by hand (see medallionctl integrate --help); nothing was changed", path, perr)
+		}
 		return nil, fmt.Errorf("%s%w (fix it or move it away; nothing was changed)", path, perr)
 	}
 	sf.path, sf.exists = path, err == nil
@@ -466,7 +472,7 @@ func writeBackup(path string, data []byte, mode fs.FileMode) (string, error) {
 }
 
 // writeAtomic replaces path with data: a temporary file in the same
-// directory, synced, then renamed over it, so Claude Code never reads a
+// directory, synced, then renamed over it, so the agent never reads a
 // half-written settings file.
 func writeAtomic(path string, data []byte, mode fs.FileMode) error {
 	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")

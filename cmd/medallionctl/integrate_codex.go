@@ -187,15 +187,24 @@ func (s *appServer) setTrust(keys []string, hash string) error {
 	return s.call("config/batchWrite", map[string]any{"edits": edits}, nil)
 }
 
-// ourCodexHooks are the medallionctl hooks of the hooks file at path.
-func ourCodexHooks(list []codexHookInfo, path string) []codexHookInfo {
+// ourHooks lists the medallionctl hooks of the hooks file at path, as
+// Codex loads them for a session in the current directory.
+func (s *appServer) ourHooks(path string) ([]codexHookInfo, error) {
+	cwd, err := os.Getwd()
+	if err != nil {
+		cwd = filepath.Dir(path)
+	}
+	list, err := s.hooks(cwd)
+	if err != nil {
+		return nil, err
+	}
 	var out []codexHookInfo
 	for _, h := range list {
 		if sameFile(h.SourcePath, path) && isMedallionHook(h.Command, agentCodex) && !h.IsManaged {
 			out = append(out, h)
 		}
 	}
-	return out
+	return out, nil
 }
 
 func sameFile(a, b string) bool {
@@ -236,15 +245,10 @@ func codexAfterInstall(in *integration) error {
 	}
 	var trusted []codexHookInfo
 	err := withAppServer(in.path, func(s *appServer) error {
-		cwd, err := os.Getwd()
-		if err != nil {
-			cwd = filepath.Dir(in.path)
-		}
-		list, err := s.hooks(cwd)
+		ours, err := s.ourHooks(in.path)
 		if err != nil {
 			return err
 		}
-		ours := ourCodexHooks(list, in.path)
 		if len(ours) == 0 {
 			return fmt.Errorf("codex app-server does not list the hook of %s", in.path)
 		}
@@ -263,10 +267,9 @@ func codexAfterInstall(in *integration) error {
 					return err
 				}
 			}
-			if list, err = s.hooks(cwd); err != nil {
+			if ours, err = s.ourHooks(in.path); err != nil {
 				return err
 			}
-			ours = ourCodexHooks(list, in.path)
 		}
 		for _, h := range ours {
 			if h.TrustStatus != "trusted" {
@@ -315,16 +318,12 @@ func codexBeforeRemove(in *integration, sf *settingsFile) error {
 	configPath := filepath.Join(filepath.Dir(in.path), "config.toml")
 	if sf.exists {
 		err := withAppServer(in.path, func(s *appServer) error {
-			cwd, err := os.Getwd()
-			if err != nil {
-				cwd = filepath.Dir(in.path)
-			}
-			list, err := s.hooks(cwd)
+			ours, err := s.ourHooks(in.path)
 			if err != nil {
 				return err
 			}
 			var keys []string
-			for _, h := range ourCodexHooks(list, in.path) {
+			for _, h := range ours {
 				if h.TrustStatus == "trusted" || h.TrustStatus == "modified" {
 					keys = append(keys, h.Key)
 				}

@@ -101,18 +101,13 @@ func (p *Pipeline) readWhole(ctx context.Context, w Watch, f *file) (more bool, 
 			lines, redactions = []line{{start: 0, events: events}}, r
 		}
 	}
+	next.Format = f.state.Format // set by the parser's creation
 	b := &pending{p: p, f: f, next: next, start: 0, end: size}
 	if err := b.commit(ctx, lines, size, 1, f.skips); err != nil {
 		f.parser = nil
 		return false, err
 	}
-	p.bytes.Add(size)
-	p.redactions.Add(redactions)
-	p.smu.Lock()
-	for reason, n := range f.skips {
-		p.skipped[reason] += n
-	}
-	p.smu.Unlock()
+	p.account(f, size, redactions)
 	f.size = size
 	p.updateBacklog(f)
 	return false, nil

@@ -347,7 +347,8 @@ func (p *Gemini) modelMessage(out []Event, m *gmMessage, id string, pos Position
 		out = append(out, e)
 		fresh++
 	}
-	if text, _ := gmContent(m.Content); strings.TrimSpace(text) != "" && p.first(id) {
+	text, _ := gmContent(m.Content)
+	if strings.TrimSpace(text) != "" && p.first(id) {
 		e := p.base(pos, index, m.Timestamp)
 		e.ID, e.Kind, e.MessageID = id, KindAssistantMessage, m.ID
 		p.bound(&e, text)
@@ -359,9 +360,13 @@ func (p *Gemini) modelMessage(out []Event, m *gmMessage, id string, pos Position
 		out = p.toolCall(out, &m.ToolCalls[i], m, pos, index)
 		fresh += len(out) - n
 	}
-	if fresh == 0 {
-		// The same message appended again (token counts, a tool still
-		// running) or with nothing to say.
+	switch {
+	case fresh > 0:
+	case strings.TrimSpace(text) == "" && len(m.Thoughts) == 0 && len(m.ToolCalls) == 0:
+		p.skip(pos, "empty_text") // its tool calls come when it is appended again
+	default:
+		// The same message appended again: token counts, a tool still
+		// running.
 		p.skip(pos, "duplicate")
 	}
 	return out
