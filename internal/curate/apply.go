@@ -102,6 +102,9 @@ func Apply(existing *medallion.Medallion, scope []string, items Items, now time.
 		a.record("avoid_repeating", t.Text, t.Evidence)
 	}
 	m.Affordances.AvoidRepeating = mergeTexts(m.Affordances.AvoidRepeating, items.AvoidRepeating, MaxAvoidRepeating)
+	m.Affordances.AvoidRepeating = slices.DeleteFunc(m.Affordances.AvoidRepeating, func(f string) bool {
+		return breaksRule(f, m.Affordances.Invariants)
+	})
 	m.Affordances.RecommendedEntryPoints = mergeEntryPoints(m.Affordances.RecommendedEntryPoints, items.EntryPoints)
 	for i, p := range items.EntryPoints {
 		if i < len(items.EntryEvidence) {

@@ -888,10 +888,15 @@ func signature(e, call *transcript.Event) string {
 			lines = append(lines, l)
 		}
 	}
-	for i, l := range lines {
-		if !failureLine(l) && !errorish(l) {
-			continue
-		}
+	// A line that says what failed (a test runner's FAIL, an exception by
+	// its class) names the failure better than one that only mentions an
+	// error (a wrapper's "Test failed. See above", a browser's log line).
+	i := slices.IndexFunc(lines, func(l string) bool { return failureLine(l) || exceptionLine.MatchString(l) })
+	if i < 0 {
+		i = slices.IndexFunc(lines, errorish)
+	}
+	if i >= 0 {
+		l := lines[i]
 		// The exception a wrapper reports last is the cause ("Could not
 		// start application x" … "** (BadMapError) expected a map"; a
 		// Python traceback's last line): name both, or just the cause
@@ -940,7 +945,7 @@ func informative(line string) bool {
 			n++
 		}
 	}
-	return n >= 1
+	return n >= 2
 }
 
 // exceptionLine is a line naming an exception by its class: "** (BadMapError)
@@ -1244,9 +1249,10 @@ func (x *extractor) files(it *Items) {
 		edits := episode.EditsFiles(e.Tool)
 		for _, p := range e.FilePaths {
 			r := x.rel(e, p)
-			if filepath.IsAbs(r) && x.cwd() != "" {
+			if filepath.IsAbs(r) && x.cwd() != "" || artefact(r) {
 				// Outside the working directory (a plan in the user's
-				// home, a sibling checkout): no part of this scope.
+				// home, a sibling checkout), or what a run left behind:
+				// no part of this scope's code.
 				continue
 			}
 			if uses[r] == 0 {
@@ -1283,12 +1289,14 @@ func (x *extractor) files(it *Items) {
 	}
 	for _, name := range dirOrder {
 		d := dirs[name]
-		st := medallion.SubsystemUnknown
-		var notes []string
-		if len(d.edited) > 0 {
-			st = medallion.SubsystemInProgress
-			notes = append(notes, "edited "+strings.Join(d.edited, ", "))
+		if len(d.edited) == 0 {
+			// A folder only read is where the agent looked, not a part
+			// of the project the session worked on; the entry points
+			// keep the files it read most.
+			continue
 		}
+		st := medallion.SubsystemInProgress
+		notes := []string{"edited " + strings.Join(d.edited, ", ")}
 		read := slices.DeleteFunc(slices.Clone(d.read), func(b string) bool { return slices.Contains(d.edited, b) })
 		if len(read) > 0 {
 			notes = append(notes, "read "+strings.Join(read, ", "))
@@ -1306,6 +1314,27 @@ func (x *extractor) files(it *Items) {
 	for _, p := range ranked {
 		it.EntryEvidence = append(it.EntryEvidence, x.evidence(fileIDs[p]...))
 	}
+}
+
+// artefactDirs hold what builds, tests and package managers write, not the
+// project's own files.
+var artefactDirs = map[string]bool{"node_modules": true, "test-results": true, "playwright-report": true,
+	"coverage": true, "dist": true, "target": true, ".git": true, "__pycache__": true, ".next": true,
+	".pytest_cache": true, "_build": true, "deps": true, "vendor": true}
+
+// artefact reports a path a run left behind: under an artefact folder, or
+// an image or a log.
+func artefact(p string) bool {
+	for _, seg := range strings.Split(filepath.ToSlash(p), "/") {
+		if artefactDirs[seg] {
+			return true
+		}
+	}
+	switch strings.ToLower(filepath.Ext(p)) {
+	case ".png", ".jpg", ".jpeg", ".gif", ".webp", ".log", ".trace", ".zip":
+		return true
+	}
+	return false
 }
 
 // maxCompaction bounds the compaction gist in the summary.
