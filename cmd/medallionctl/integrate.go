@@ -57,6 +57,7 @@ the same way, and changes nothing when there is no hook to remove.`,
 	cmd.Flags().BoolVar(&remove, "remove", false, "remove the hook instead of installing it")
 	cmd.Flags().StringVar(&settings, "settings", "", "Claude Code settings `file` (default ~/.claude/settings.json)")
 	cmd.MarkFlagFilename("settings", "json")
+	cmd.AddCommand(a.integrateMCPCommand())
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
 		if args[0] != "claude-code" {
 			return usageErrorf("unknown agent %q: the supported one is claude-code", args[0])
