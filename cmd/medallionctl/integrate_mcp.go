@@ -8,7 +8,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"regexp"
 	"runtime"
 	"slices"
 	"strings"
@@ -306,8 +305,24 @@ func editMCPServers(sf *settingsFile, entry *mcpEntry) ([]byte, error) {
 	return replaceValue(text, cur, entry)
 }
 
-// tomlHeader matches the header of our table in config.toml.
-var tomlHeader = regexp.MustCompile(`^\s*\[\s*mcp_servers\s*\.\s*("medallion"|medallion)\s*\]\s*(#.*)?$`)
+// isOurTOMLTable reports whether line is the header of our table in
+// config.toml: [mcp_servers.medallion], spaced or quoted in any way TOML
+// allows, maybe with a comment. (Not a regexp: a package-level one is
+// compiled at the start of every medallionctl process, the hook's too.)
+func isOurTOMLTable(line string) bool {
+	line, _, _ = strings.Cut(line, "#")
+	line = strings.TrimSpace(line)
+	inner, ok := strings.CutPrefix(line, "[")
+	if !ok || strings.HasPrefix(inner, "[") {
+		return false
+	}
+	if inner, ok = strings.CutSuffix(inner, "]"); !ok {
+		return false
+	}
+	table, name, ok := strings.Cut(inner, ".")
+	name = strings.TrimSpace(name)
+	return ok && strings.TrimSpace(table) == "mcp_servers" && (name == mcpServerName || name == `"`+mcpServerName+`"`)
+}
 
 // editTOML returns config.toml with our [mcp_servers.medallion] table set
 // to entry (replaced in place when present, appended otherwise), or taken
@@ -317,7 +332,7 @@ func editTOML(text []byte, entry *mcpEntry) []byte {
 	start, end := -1, len(lines)
 	for i, l := range lines {
 		switch {
-		case start < 0 && tomlHeader.MatchString(strings.TrimRight(l, "\r\n")):
+		case start < 0 && isOurTOMLTable(l):
 			start = i
 		case start >= 0 && strings.HasPrefix(strings.TrimSpace(l), "["):
 			end = i

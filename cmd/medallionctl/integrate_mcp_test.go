@@ -116,3 +116,20 @@ func TestIntegrateMCPPrints(t *testing.T) {
 		t.Errorf("a wrong shape: exit %d, %s", r.code, r.stderr)
 	}
 }
+
+func TestIsOurTOMLTable(t *testing.T) {
+	for line, want := range map[string]bool{
+		"[mcp_servers.medallion]":               true,
+		"  [ mcp_servers . medallion ]  # ours": true,
+		`[mcp_servers."medallion"]`:             true,
+		"[mcp_servers.medallion.env]":           false,
+		"[[mcp_servers.medallion]]":             false,
+		"[mcp_servers.github]":                  false,
+		"command = \"[mcp_servers.medallion]\"": false,
+		"# [mcp_servers.medallion]":             false,
+	} {
+		if got := isOurTOMLTable(line); got != want {
+			t.Errorf("isOurTOMLTable(%q) = %v, want %v", line, got, want)
+		}
+	}
+}
