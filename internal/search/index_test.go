@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"slices"
 	"testing"
+	"time"
 
 	badger "github.com/dgraph-io/badger/v4"
 
@@ -30,6 +31,7 @@ func openIndex(t *testing.T, st *store.Badger) *Index {
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(ix.Close)
 	return ix
 }
 
@@ -297,5 +299,52 @@ func TestDocRoundTrip(t *testing.T) {
 		if _, err := decodeDoc(bad); err == nil {
 			t.Errorf("decodeDoc(%x) took it", bad)
 		}
+	}
+}
+
+// TestMergeKeepsResults: one block per write until a search finds the
+// term fragmented; the merge leaves one block and the same answer.
+func TestMergeKeepsResults(t *testing.T) {
+	ctx := context.Background()
+	st := openStore(t, t.TempDir())
+	ix := openIndex(t, st)
+	for i := range 3 * mergeAt {
+		m := newMedallion(fmt.Sprintf("med-%02d", i), "repo:zoo")
+		m.Affordances.Invariants = []string{fmt.Sprintf("Feed the zebra %d times a day", i)}
+		write(t, st, m)
+	}
+	blocks := func() int {
+		n := 0
+		st.View(ctx, func(txn *badger.Txn) error {
+			p := termPrefix("zebra")
+			it := txn.NewIterator(badger.IteratorOptions{Prefix: p})
+			defer it.Close()
+			for it.Seek(p); it.ValidForPrefix(p); it.Next() {
+				n++
+			}
+			return nil
+		})
+		return n
+	}
+	if n := blocks(); n != 3*mergeAt {
+		t.Fatalf("%d blocks before a search, want one per write", n)
+	}
+	before, err := ix.Search(ctx, "zebra", nil, 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for blocks() != 1 {
+		if time.Now().After(deadline) {
+			t.Fatalf("still %d blocks after the search asked for a merge", blocks())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	after, err := ix.Search(ctx, "zebra", nil, 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if before.Matched != 3*mergeAt || after.Matched != before.Matched || !slices.Equal(refs(after.Hits), refs(before.Hits)) {
+		t.Errorf("matched %d then %d; hits %q then %q", before.Matched, after.Matched, refs(before.Hits), refs(after.Hits))
 	}
 }

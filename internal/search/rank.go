@@ -67,9 +67,13 @@ func (ix *Index) Search(ctx context.Context, query string, scope []string, limit
 	err := ix.st.View(ctx, func(txn *badger.Txn) error {
 		var post []posting
 		for _, t := range terms {
+			var blocks int
 			var err error
-			if post, err = postings(ctx, txn, t, post[:0]); err != nil {
+			if post, blocks, err = postings(ctx, txn, t, post[:0]); err != nil {
 				return err
+			}
+			if blocks > mergeAt {
+				ix.requestMerge(t)
 			}
 			df := float64(len(post))
 			idf := math.Log(1 + (n-df+0.5)/(df+0.5))
@@ -127,30 +131,6 @@ func sortedCopy(s []string) []string {
 	out := slices.Clone(s)
 	slices.Sort(out)
 	return out
-}
-
-// posting is one document holding a term.
-type posting struct {
-	id     docID
-	tf, dl uint8
-}
-
-// postings appends the postings of term to out, reading keys only.
-func postings(ctx context.Context, txn *badger.Txn, term string, out []posting) ([]posting, error) {
-	p := termPrefix(term)
-	it := txn.NewIterator(badger.IteratorOptions{Prefix: p})
-	defer it.Close()
-	for it.Seek(p); it.ValidForPrefix(p); it.Next() {
-		k := it.Item().Key()
-		if len(k) != len(p)+idSize+2 {
-			continue // not ours: a longer term cannot share the prefix, as terms hold no 0x00
-		}
-		out = append(out, posting{id: docID(k[len(p) : len(p)+idSize]), tf: k[len(p)+idSize], dl: k[len(p)+idSize+1]})
-		if len(out)%4096 == 0 && ctx.Err() != nil {
-			return nil, ctx.Err()
-		}
-	}
-	return out, nil
 }
 
 // candidate is a scored document id.
