@@ -348,3 +348,46 @@ func TestMergeKeepsResults(t *testing.T) {
 		t.Errorf("matched %d then %d; hits %q then %q", before.Matched, after.Matched, refs(before.Hits), refs(after.Hits))
 	}
 }
+
+// TestPruneKeepsTheBest: the MaxScore cut changes how many documents are
+// scored, never which are best.
+func TestPruneKeepsTheBest(t *testing.T) {
+	ctx := context.Background()
+	st := openStore(t, t.TempDir())
+	ix := openIndex(t, st)
+	c := newCorpus(7)
+	for i := range 150 {
+		if _, err := st.Create(ctx, c.medallion(i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	q := newCorpus(7)
+	pruned := 0
+	for i := range 40 {
+		query := q.vocab[i%7] + " " + q.vocab[30+i] + " " + q.vocab[2000+i*13]
+		prune = true
+		cut, err := ix.Search(ctx, query, nil, 10)
+		if err != nil {
+			t.Fatal(err)
+		}
+		prune = false
+		all, err := ix.Search(ctx, query, nil, 10)
+		prune = true
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(refsText(cut.Hits), refsText(all.Hits)) {
+			t.Errorf("%q: with the cut %q\nwithout %q", query, refsText(cut.Hits), refsText(all.Hits))
+		}
+		if cut.Matched > all.Matched {
+			t.Errorf("%q: matched %d with the cut, %d without", query, cut.Matched, all.Matched)
+		}
+		if cut.Matched < all.Matched {
+			pruned++
+		}
+	}
+	if pruned == 0 {
+		t.Error("no query was cut: the test compares nothing")
+	}
+	t.Logf("%d of 40 queries cut", pruned)
+}
