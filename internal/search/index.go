@@ -453,56 +453,70 @@ func statsValue(docs, length int64) []byte {
 	return binary.AppendVarint(binary.AppendVarint(nil, docs), length)
 }
 
-// loadStats sums the stats keys into memory and folds them into one, so
-// the next Open reads one key (plus one per write since).
+// loadStats sums the stats keys into memory and folds them, so the next
+// Open reads a few keys (plus one per write since) instead of one per
+// write ever made.
 func (ix *Index) loadStats(ctx context.Context) error {
-	var docs, length int64
-	var keys [][]byte
+	type delta struct {
+		key          []byte
+		docs, length int64
+	}
+	var deltas []delta
 	err := ix.st.View(ctx, func(txn *badger.Txn) error {
 		p := []byte(prefixStats)
 		it := txn.NewIterator(badger.IteratorOptions{Prefix: p, PrefetchValues: true})
 		defer it.Close()
 		for it.Seek(p); it.ValidForPrefix(p); it.Next() {
+			d := delta{key: it.Item().KeyCopy(nil)}
 			err := it.Item().Value(func(v []byte) error {
-				d, n := binary.Varint(v)
-				l, m := binary.Varint(v[max(n, 0):])
+				var n, m int
+				d.docs, n = binary.Varint(v)
+				d.length, m = binary.Varint(v[max(n, 0):])
 				if n <= 0 || m <= 0 {
 					return fmt.Errorf("bad search stats %x", v)
 				}
-				docs, length = docs+d, length+l
 				return nil
 			})
 			if err != nil {
 				return err
 			}
-			keys = append(keys, it.Item().KeyCopy(nil))
+			deltas = append(deltas, d)
 		}
 		return nil
 	})
 	if err != nil {
 		return err
 	}
+	var docs, length int64
+	for _, d := range deltas {
+		docs, length = docs+d.docs, length+d.length
+	}
 	ix.docs.Store(docs)
 	ix.length.Store(length)
-	if len(keys) <= 1 {
-		return nil
-	}
-	// Nothing else reads or rewrites stats keys, so this cannot conflict
-	// with a write adding one meanwhile (that one is simply kept).
-	err = ix.st.Write(ctx, func(txn *badger.Txn) error {
-		for _, k := range keys {
-			if err := txn.Delete(k); err != nil {
-				return err
+	// Each transaction replaces a chunk of keys by their sum, so a crash
+	// between two leaves the totals right. Nothing else reads or rewrites
+	// stats keys: a write adding one meanwhile is simply kept.
+	const chunk = 4096
+	for len(deltas) > 1 {
+		part := deltas[:min(chunk, len(deltas))]
+		deltas = deltas[len(part):]
+		err := ix.st.Write(ctx, func(txn *badger.Txn) error {
+			var d, l int64
+			for _, x := range part {
+				if err := txn.Delete(x.key); err != nil {
+					return err
+				}
+				d, l = d+x.docs, l+x.length
 			}
+			return txn.Set(ix.statsKey(), statsValue(d, l))
+		})
+		if err != nil {
+			// Folding is an optimisation: the sums in memory are right.
+			ix.log.Warn("search stats not folded", "keys", len(part), "error", err)
+			return nil
 		}
-		return txn.Set(ix.statsKey(), statsValue(docs, length))
-	})
-	if errors.Is(err, badger.ErrTxnTooBig) || errors.Is(err, store.ErrDiskFull) {
-		// Folding is an optimisation: the sums in memory are right.
-		ix.log.Debug("search stats not folded", "keys", len(keys), "error", err)
-		return nil
 	}
-	return err
+	return nil
 }
 
 // MedallionDocs returns every document of medallion mid: the texts its

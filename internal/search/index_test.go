@@ -265,6 +265,20 @@ func TestStatsSurviveRestart(t *testing.T) {
 		if ix.docs.Load() != docs || ix.length.Load() != length {
 			t.Errorf("after a restart: %d documents of %d terms, want %d of %d", ix.docs.Load(), ix.length.Load(), docs, length)
 		}
+		keys := 0
+		st.View(context.Background(), func(txn *badger.Txn) error {
+			p := []byte(prefixStats)
+			it := txn.NewIterator(badger.IteratorOptions{Prefix: p})
+			defer it.Close()
+			for it.Seek(p); it.ValidForPrefix(p); it.Next() {
+				keys++
+			}
+			return nil
+		})
+		if keys != 1 {
+			t.Errorf("%d stats keys after Open, want them folded into one", keys)
+		}
+		ix.Close()
 		st.Close()
 	}
 }
