@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"time"
 
@@ -27,17 +28,18 @@ const hookTimeout = 700 * time.Millisecond
 // is a few hundred bytes.
 const maxHookInput = 1 << 20
 
-// sessionStartInput is the part of Claude Code's SessionStart hook input the
-// hook uses (it also sends transcript_path and hook_event_name).
+// sessionStartInput is the part of the SessionStart hook input the hook
+// uses; Claude Code, Codex and Gemini CLI all send it (with transcript_path
+// and hook_event_name).
 type sessionStartInput struct {
 	SessionID string `json:"session_id"`
 	CWD       string `json:"cwd"`
 	Source    string `json:"source"` // startup, resume, clear or compact
 }
 
-// hookOutput is Claude Code's hook response that adds context to the
-// session: {"hookSpecificOutput":{"hookEventName":"SessionStart",
-// "additionalContext":"..."}}.
+// hookOutput is the hook response that adds context to the session, the
+// same for the three agents: {"hookSpecificOutput":{"hookEventName":
+// "SessionStart","additionalContext":"..."}}.
 type hookOutput struct {
 	HookSpecificOutput struct {
 		HookEventName     string `json:"hookEventName"`
@@ -47,13 +49,20 @@ type hookOutput struct {
 
 func (a *app) hookCommand() *cobra.Command {
 	cmd := &cobra.Command{
-		Use:   "hook claude-code",
+		Use:   "hook claude-code|codex|gemini",
 		Short: "Run as an agent's session-start hook (installed by integrate)",
 		Long: `Hook is what an agent runs when a session starts; "medallionctl integrate
-claude-code" installs it. For claude-code it reads Claude Code's SessionStart
-hook JSON on stdin, loads the save file of the session's working directory
-from medalliond and prints the hook response that adds it to the session's
-context.
+AGENT" installs it. It reads the agent's SessionStart hook JSON on stdin,
+loads the save file of the session's working directory from medalliond and
+prints the hook response that adds it to the session's context.
+
+The save file stays within what the agent takes whole, whatever --budget
+says: Claude Code moves a context over 10,000 characters into a file and
+shows the model a 2 KB preview, Codex cuts one over its
+additionalContextLimit (integrate sets 6,000 of its tokens, 24 KB), and
+40 KB were seen to reach Gemini CLI whole. The budget is lowered to fit
+(` + fmt.Sprintf("claude-code %d, codex %d, gemini %d tokens", hookAgents[0].budget, hookAgents[1].budget, hookAgents[2].budget) + `), and the save file names
+what it left out, as any load does.
 
 It never stands in the agent's way: when the daemon is down, slow (it gives
 up after 700 ms) or has no medallion for the directory, it prints nothing and
@@ -71,15 +80,20 @@ theirs. --no-start leaves a daemon that is down alone.`,
 	var budget int
 	cmd.Flags().BoolVarP(&verbose, "verbose", "v", false, "explain on stderr why nothing was printed")
 	cmd.Flags().BoolVar(&noStart, "no-start", false, "do not start medalliond in the background when it is down")
-	cmd.Flags().IntVar(&budget, "budget", 1500, "token `budget` of the added context")
+	cmd.Flags().IntVar(&budget, "budget", 1500, "token `budget` of the added context (lowered to what the agent takes whole)")
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
-		if args[0] != "claude-code" {
-			return usageErrorf("unknown agent %q: the supported one is claude-code", args[0])
+		ag, err := agentNamed(args[0])
+		if err != nil {
+			return err
 		}
 		note := func(format string, v ...any) {
 			if verbose {
 				fmt.Fprintf(a.stderr, "medallionctl hook: "+format+"\n", v...)
 			}
+		}
+		if budget > ag.budget {
+			note("budget lowered from %d to %d tokens: %s takes at most %d %s of hook context whole", budget, ag.budget, ag.title, ag.limit, ag.unit)
+			budget = ag.budget
 		}
 		ctx, cancel := context.WithTimeout(cmd.Context(), hookTimeout)
 		defer cancel()
@@ -101,6 +115,16 @@ theirs. --no-start leaves a daemon that is down alone.`,
 			note("no medallion for this directory yet")
 			return nil
 		}
+		if ag.escape != nil {
+			text = ag.escape(text)
+		}
+		if n := ag.measure(text); n > ag.limit {
+			// Only a daemon that renders differently from this build
+			// (another version) gets here: the budget above keeps a load
+			// within the limit.
+			note("the save file has %d %s, over %s's %d: cut", n, ag.unit, ag.title, ag.limit)
+			text = cutToLimit(text, ag)
+		}
 		var out hookOutput
 		out.HookSpecificOutput.HookEventName = "SessionStart"
 		out.HookSpecificOutput.AdditionalContext = text
@@ -113,6 +137,22 @@ theirs. --no-start leaves a daemon that is down alone.`,
 		return nil
 	}
 	return cmd
+}
+
+// cutToLimit cuts text at a line boundary so that it fits the agent's
+// limit, with a last line saying that it did and where the rest is.
+func cutToLimit(text string, ag *hookAgent) string {
+	tail := fmt.Sprintf("\n[cut to fit %s's limit of %d %s for hook context: medallionctl load --cwd . shows the whole save file]\n", ag.title, ag.limit, ag.unit)
+	room := ag.limit - ag.measure(tail)
+	var b strings.Builder
+	used := 0 // both measures add up over the parts of a text
+	for line := range strings.Lines(text) {
+		if used += ag.measure(line); used > room {
+			break
+		}
+		b.WriteString(line)
+	}
+	return b.String() + tail
 }
 
 // daemonDown tells a daemon that is not there (no socket, nobody listening)

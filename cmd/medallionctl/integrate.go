@@ -17,62 +17,72 @@ import (
 // executable is the path of the running medallionctl; tests replace it.
 var executable = os.Executable
 
-// hookCommandTimeout is the timeout, in seconds, written into the settings
-// for the hook. The hook gives up on the daemon after 700 ms by itself;
-// this is Claude Code's backstop if the process itself is stuck.
-const hookCommandTimeout = 5
-
 func (a *app) integrateCommand() *cobra.Command {
 	var (
 		dryRun, remove bool
 		settings       string
 	)
 	cmd := &cobra.Command{
-		Use:   "integrate claude-code",
+		Use:   "integrate claude-code|codex|gemini",
 		Short: "Install (or --remove) the session-start hook that gives an agent its save file",
-		Long: `Integrate installs "medallionctl hook claude-code" as a SessionStart hook in
-Claude Code's user settings (~/.claude/settings.json, or --settings PATH), so
-every new Claude Code session starts with the save file of its directory.
+		Long: `Integrate installs "medallionctl hook AGENT" as a SessionStart hook of a
+coding agent, so that every new session of it starts with the save file of
+its directory:
 
-It edits the file as text: it adds the hook and leaves every other byte as
-it was (key order, indentation, other settings and hooks). Before changing
-the file it saves a copy as settings.json.bak-<time>, and it writes the new
-file atomically. Running it again changes nothing; if medallionctl moved, the
+  claude-code  ~/.claude/settings.json (or --settings PATH)
+  codex        $CODEX_HOME/hooks.json (default ~/.codex), and the hook's
+               trust: Codex runs a hook only once its hash is recorded in
+               config.toml, and skips an untrusted one without a word. With
+               the codex binary on PATH, integrate asks Codex itself
+               ("codex app-server": hooks/list, config/batchWrite) to record
+               it, the way Codex's own /hooks screen does, and checks that
+               Codex then reports the hook trusted. When it cannot, it adds a
+               block to $CODEX_HOME/AGENTS.md instead, asking Codex to run
+               "medallionctl load" at the start of a session, and says so.
+  gemini       ~/.gemini/settings.json (or --settings PATH), matcher "*"
+
+It edits each file as text: it adds the hook and leaves every other byte as
+it was (key order, indentation, other settings and hooks). Before changing a
+file it saves a copy as <file>.bak-<time>, and it writes the new file
+atomically. Running it again changes nothing; if medallionctl moved, the
 hook's command is updated in place.
 
 --dry-run prints the change as a diff and writes nothing.
 
---remove takes out what integrate added: every medallionctl hook claude-code
-hook, the group that held only it, and "SessionStart" and "hooks" when they
-hold nothing else. After integrate and --remove the file is byte for byte
-what it was (a file integrate created is left as "{}"). It backs up the file
-the same way, and changes nothing when there is no hook to remove.`,
+--remove takes out what integrate added: every medallionctl hook of the
+agent, the group that held only it, and "SessionStart" and "hooks" when they
+hold nothing else (for Codex also its trust entry and the AGENTS.md block).
+After integrate and --remove the file is byte for byte what it was (a file
+integrate created is left as "{}"). It backs up the file the same way, and
+changes nothing when there is no hook to remove.`,
 		Example: `  medallionctl integrate claude-code --dry-run
   medallionctl integrate claude-code
+  medallionctl integrate codex
+  medallionctl integrate gemini
   medallionctl integrate claude-code --remove --dry-run
-  medallionctl integrate claude-code --remove`,
+  medallionctl integrate codex --remove`,
 		Args: exactArgs("AGENT"),
 	}
 	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "print the change as a diff instead of writing it")
 	cmd.Flags().BoolVar(&remove, "remove", false, "remove the hook instead of installing it")
-	cmd.Flags().StringVar(&settings, "settings", "", "Claude Code settings `file` (default ~/.claude/settings.json)")
+	cmd.Flags().StringVar(&settings, "settings", "", "the agent's settings `file` (claude-code, gemini; Codex reads $CODEX_HOME/hooks.json)")
 	cmd.MarkFlagFilename("settings", "json")
 	cmd.AddCommand(a.integrateMCPCommand())
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
-		if args[0] != "claude-code" {
-			return usageErrorf("unknown agent %q: the supported one is claude-code", args[0])
+		ag, err := agentNamed(args[0])
+		if err != nil {
+			return err
+		}
+		if settings != "" && ag.name == agentCodex {
+			return usageErrorf("codex reads its hooks from $CODEX_HOME/hooks.json: set CODEX_HOME instead of --settings")
 		}
 		a.customSettings = settings != ""
 		if settings == "" {
-			home, err := os.UserHomeDir()
-			if err != nil {
+			if settings, err = ag.settings(); err != nil {
 				return fmt.Errorf("find the settings file: %w (give --settings PATH)", err)
 			}
-			settings = filepath.Join(home, ".claude", "settings.json")
 		}
-		if remove {
-			return a.unintegrate(settings, dryRun)
-		}
+		in := &integration{app: a, agent: ag, path: settings, dryRun: dryRun}
 		self, err := executable()
 		if err != nil {
 			return fmt.Errorf("find medallionctl's own path: %w", err)
@@ -80,19 +90,21 @@ the same way, and changes nothing when there is no hook to remove.`,
 		if p, err := filepath.EvalSymlinks(self); err == nil {
 			self = p
 		}
-		command := shellQuote(self)
+		in.ctl = shellQuote(self)
 		if f := cmd.Flag("socket"); f != nil && f.Changed {
 			// A daemon on another socket than the default: the hook, run
-			// by Claude Code without our flags, must be told.
-			command += " --socket " + shellQuote(a.socket)
+			// by the agent without our flags, must be told.
+			in.ctl += " --socket " + shellQuote(a.socket)
 		}
-		command += " hook claude-code"
-		return a.integrate(settings, command, dryRun)
+		if remove {
+			return in.remove()
+		}
+		return in.install(in.ctl + " hook " + ag.name)
 	}
 	return cmd
 }
 
-// shellQuote quotes s for sh when it needs it (Claude Code runs hook
+// shellQuote quotes s for sh when it needs it (the agents run hook
 // commands through a shell).
 func shellQuote(s string) string {
 	if s != "" && strings.IndexFunc(s, func(r rune) bool {
@@ -118,6 +130,12 @@ func readSettings(path string) (*settingsFile, error) {
 	}
 	sf, perr := readSettingsText(string(text))
 	if perr != nil {
+		if bytes.Contains(text, []byte("//")) || bytes.Contains(text, []byte("/*")) {
+			// Gemini CLI reads settings.json with comments; this editor
+			// keeps every byte it does not change, and comments between
+			// the items it edits would not survive that.
+			return nil, fmt.Errorf("%s%w: comments are not supported here; take them out, or add the hook by hand (see medallionctl integrate --help); nothing was changed", path, perr)
+		}
 		return nil, fmt.Errorf("%s%w (fix it or move it away; nothing was changed)", path, perr)
 	}
 	sf.path, sf.exists = path, err == nil
@@ -204,53 +222,60 @@ func commandOf(text []byte, c *jsonNode) string {
 	return s
 }
 
-// isMedallionHook tells a hook that runs medallionctl's claude-code hook,
-// from whatever path and with whatever flags.
-func isMedallionHook(command string) bool {
-	return strings.Contains(command, "medallionctl") && strings.Contains(command, " hook claude-code")
+// isMedallionHook tells a hook that runs medallionctl's hook for agent, from
+// whatever path and with whatever flags.
+func isMedallionHook(command, agent string) bool {
+	return strings.Contains(command, "medallionctl") && strings.Contains(command+" ", " hook "+agent+" ")
 }
 
-// hookGroup and hookEntry are what integrate adds, in the key order Claude
-// Code's own files use.
-type hookGroup struct {
-	Matcher string      `json:"matcher"`
-	Hooks   []hookEntry `json:"hooks"`
+// integration is one run of integrate or integrate --remove for one agent.
+type integration struct {
+	*app
+	agent  *hookAgent
+	path   string // the agent's hooks file
+	dryRun bool
+	// ctl runs this medallionctl from a shell: its path, quoted, and
+	// --socket when one was given.
+	ctl string
 }
 
-type hookEntry struct {
-	Type    string `json:"type"`
-	Command string `json:"command"`
-	Timeout int    `json:"timeout"`
-}
-
-// integrate adds the hook command to the settings file at path.
-func (a *app) integrate(path, command string, dryRun bool) error {
-	sf, err := readSettings(path)
+// install adds the hook command to the agent's hooks file, then does what
+// else the agent needs (Codex: trust).
+func (in *integration) install(command string) error {
+	sf, err := readSettings(in.path)
 	if err != nil {
 		return err
 	}
-	text, err := addSessionStartHook(sf, command)
+	text, err := addSessionStartHook(sf, command, in.agent)
 	var installed alreadyInstalled
-	if errors.As(err, &installed) {
-		fmt.Fprintf(a.stdout, "%s already runs %q at SessionStart; nothing changed\n", path, string(installed))
-		return nil
-	}
-	if err != nil {
+	switch {
+	case errors.As(err, &installed):
+		fmt.Fprintf(in.stdout, "%s already runs %q at SessionStart; nothing changed\n", in.path, string(installed))
+	case err != nil:
 		return err
+	case in.dryRun:
+		fmt.Fprintf(in.stdout, "would add the SessionStart hook %q to %s:\n", command, in.path)
+		if _, err := in.stdout.Write(diff.Diff(in.path, sf.text, in.path+" (new)", text)); err != nil {
+			return err
+		}
+	default:
+		if err := in.writeFile(sf, text); err != nil {
+			return err
+		}
+		fmt.Fprintf(in.stdout, "added the SessionStart hook %q to %s\n", command, in.path)
 	}
-	if dryRun {
-		fmt.Fprintf(a.stdout, "would add the SessionStart hook %q to %s:\n", command, path)
-		_, err := a.stdout.Write(diff.Diff(path, sf.text, path+" (new)", text))
-		return err
+	if in.agent.afterInstall != nil {
+		if err := in.agent.afterInstall(in); err != nil {
+			return err
+		}
 	}
-	if err := a.writeSettings(sf, text); err != nil {
-		return err
+	if err == nil && !in.dryRun {
+		undo := "medallionctl integrate " + in.agent.name + " --remove"
+		if in.customSettings {
+			undo += " --settings " + shellQuote(in.path)
+		}
+		fmt.Fprintf(in.stdout, "(undo: %s)\n", undo)
 	}
-	undo := "medallionctl integrate claude-code --remove"
-	if a.customSettings {
-		undo += " --settings " + shellQuote(path)
-	}
-	fmt.Fprintf(a.stdout, "added the SessionStart hook %q to %s\n(undo: %s)\n", command, path, undo)
 	return nil
 }
 
@@ -260,13 +285,13 @@ type alreadyInstalled string
 
 func (e alreadyInstalled) Error() string { return "already runs " + string(e) }
 
-// addSessionStartHook returns the settings text with {"matcher": "",
-// "hooks": [{"type": "command", "command": command, "timeout": 5}]} added
-// to hooks.SessionStart, or alreadyInstalled when a hook there runs command
-// or another medallionctl hook claude-code the user wrote (flags added to
-// it). A medallionctl hook installed from another path (the binary moved)
-// has its command replaced rather than doubled.
-func addSessionStartHook(sf *settingsFile, command string) ([]byte, error) {
+// addSessionStartHook returns the settings text with the agent's group for
+// command (see hookAgent.group) added to hooks.SessionStart, or
+// alreadyInstalled when a hook there runs command or another medallionctl
+// hook for the agent the user wrote (flags added to it). A medallionctl
+// hook installed from another path (the binary moved) has its command
+// replaced rather than doubled.
+func addSessionStartHook(sf *settingsFile, command string, ag *hookAgent) ([]byte, error) {
 	text, root := sf.text, sf.root
 	if root == nil {
 		text = []byte("{}\n")
@@ -283,9 +308,9 @@ func addSessionStartHook(sf *settingsFile, command string) ([]byte, error) {
 		switch {
 		case cmd == command:
 			return nil, alreadyInstalled(cmd)
-		case strings.Contains(cmd, "medallionctl") && strings.HasSuffix(cmd, " hook claude-code"):
+		case strings.Contains(cmd, "medallionctl") && strings.HasSuffix(cmd, " hook "+ag.name):
 			stale = r.command
-		case isMedallionHook(cmd):
+		case isMedallionHook(cmd, ag.name):
 			return nil, alreadyInstalled(cmd)
 		}
 	}
@@ -293,56 +318,62 @@ func addSessionStartHook(sf *settingsFile, command string) ([]byte, error) {
 		return replaceValue(text, stale, command)
 	}
 	st := styleOf(text, root)
-	group := hookGroup{Hooks: []hookEntry{{Type: "command", Command: command, Timeout: hookCommandTimeout}}}
+	group := ag.group(command)
 	switch {
 	case hooks == nil:
 		return appendItem(text, st, root, "hooks", struct {
-			SessionStart []hookGroup `json:"SessionStart"`
-		}{[]hookGroup{group}})
+			SessionStart []any `json:"SessionStart"`
+		}{[]any{group}})
 	case groups == nil:
-		return appendItem(text, st, hooks, "SessionStart", []hookGroup{group})
+		return appendItem(text, st, hooks, "SessionStart", []any{group})
 	default:
 		return appendItem(text, st, groups, "", group)
 	}
 }
 
-// unintegrate removes every medallionctl hook from the settings at path.
-func (a *app) unintegrate(path string, dryRun bool) error {
-	sf, err := readSettings(path)
+// remove takes every medallionctl hook of the agent out of its hooks file,
+// after what else the agent needs undone (Codex: trust, AGENTS.md).
+func (in *integration) remove() error {
+	sf, err := readSettings(in.path)
 	if err != nil {
 		return err
 	}
+	if in.agent.beforeRemove != nil {
+		if err := in.agent.beforeRemove(in, sf); err != nil {
+			return err
+		}
+	}
 	if !sf.exists {
-		fmt.Fprintf(a.stdout, "%s does not exist; nothing to remove\n", path)
+		fmt.Fprintf(in.stdout, "%s does not exist; nothing to remove\n", in.path)
 		return nil
 	}
-	text, removed, err := removeSessionStartHooks(sf)
+	text, removed, err := removeSessionStartHooks(sf, in.agent.name)
 	if err != nil {
 		return err
 	}
 	if len(removed) == 0 {
-		fmt.Fprintf(a.stdout, "%s has no medallionctl hook; nothing changed\n", path)
+		fmt.Fprintf(in.stdout, "%s has no medallionctl hook; nothing changed\n", in.path)
 		return nil
 	}
 	verb := "removed"
-	if dryRun {
+	if in.dryRun {
 		verb = "would remove"
 	}
 	for _, c := range removed {
-		fmt.Fprintf(a.stdout, "%s the SessionStart hook %q from %s\n", verb, c, path)
+		fmt.Fprintf(in.stdout, "%s the SessionStart hook %q from %s\n", verb, c, in.path)
 	}
-	if dryRun {
-		_, err := a.stdout.Write(diff.Diff(path, sf.text, path+" (new)", text))
+	if in.dryRun {
+		_, err := in.stdout.Write(diff.Diff(in.path, sf.text, in.path+" (new)", text))
 		return err
 	}
-	return a.writeSettings(sf, text)
+	return in.writeFile(sf, text)
 }
 
 // removeSessionStartHooks returns the settings text without any
-// medallionctl hook, and the commands it removed. What held only such a
-// hook goes too, as integrate added it: its group, then "SessionStart" and
-// "hooks" when they hold nothing else.
-func removeSessionStartHooks(sf *settingsFile) ([]byte, []string, error) {
+// medallionctl hook for agent, and the commands it removed. What held only
+// such a hook goes too, as integrate added it: its group, then
+// "SessionStart" and "hooks" when they hold nothing else.
+func removeSessionStartHooks(sf *settingsFile, agent string) ([]byte, []string, error) {
 	text := sf.text
 	var removed []string
 	for {
@@ -360,7 +391,7 @@ func removeSessionStartHooks(sf *settingsFile) ([]byte, []string, error) {
 		}
 		var target *hookRef
 		for _, r := range sessionStartHooks(groups) {
-			if isMedallionHook(commandOf(text, r.command)) {
+			if isMedallionHook(commandOf(text, r.command), agent) {
 				target = &r
 				break
 			}
@@ -390,22 +421,26 @@ func removeSessionStartHooks(sf *settingsFile) ([]byte, []string, error) {
 	}
 }
 
-// writeSettings backs up the settings file, when there is one, and
+// writeFile backs up the file sf was read from, when there is one, and
 // replaces it with text.
-func (a *app) writeSettings(sf *settingsFile, text []byte) error {
-	path := sf.path
-	mode := fs.FileMode(0o600) // settings may hold tokens in "env"
-	if sf.exists {
+func (a *app) writeFile(sf *settingsFile, text []byte) error {
+	return a.replaceFile(sf.path, sf.exists, sf.text, text, 0o600) // settings may hold tokens in "env"
+}
+
+// replaceFile backs up path (when exists, holding old) and replaces it with
+// text, keeping its mode; a new file gets mode and its folder is created.
+func (a *app) replaceFile(path string, exists bool, old, text []byte, mode fs.FileMode) error {
+	if exists {
 		st, err := os.Stat(path)
 		if err != nil {
 			return fmt.Errorf("stat %s: %w", path, err)
 		}
 		mode = st.Mode().Perm()
-		backup, err := writeBackup(path, sf.text, mode)
+		backup, err := writeBackup(path, old, mode)
 		if err != nil {
 			return fmt.Errorf("back up %s: %w", path, err)
 		}
-		fmt.Fprintf(a.stdout, "saved the previous settings as %s\n", backup)
+		fmt.Fprintf(a.stdout, "saved the previous %s as %s\n", filepath.Base(path), backup)
 	} else if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return fmt.Errorf("create %s: %w", filepath.Dir(path), err)
 	}
@@ -438,7 +473,7 @@ func writeBackup(path string, data []byte, mode fs.FileMode) (string, error) {
 }
 
 // writeAtomic replaces path with data: a temporary file in the same
-// directory, synced, then renamed over it, so Claude Code never reads a
+// directory, synced, then renamed over it, so the agent never reads a
 // half-written settings file.
 func writeAtomic(path string, data []byte, mode fs.FileMode) error {
 	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")

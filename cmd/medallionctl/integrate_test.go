@@ -113,14 +113,14 @@ func TestIntegrateKeepsTheFile(t *testing.T) {
 	for _, tt := range integrateCases {
 		t.Run(tt.name, func(t *testing.T) {
 			sf := mustSettings(t, tt.before)
-			got, err := addSessionStartHook(sf, testHook)
+			got, err := addSessionStartHook(sf, testHook, claudeAgent(t))
 			if err != nil {
 				t.Fatal(err)
 			}
 			if string(got) != tt.after {
 				t.Errorf("integrate gave\n%s\nwant\n%s", got, tt.after)
 			}
-			back, removed, err := removeSessionStartHooks(mustSettings(t, string(got)))
+			back, removed, err := removeSessionStartHooks(mustSettings(t, string(got)), agentClaudeCode)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -153,7 +153,7 @@ func TestRemoveTakesOnlyOurs(t *testing.T) {
   }
 }
 `
-	got, removed, err := removeSessionStartHooks(mustSettings(t, before))
+	got, removed, err := removeSessionStartHooks(mustSettings(t, before), agentClaudeCode)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -177,7 +177,7 @@ func FuzzIntegrateRemove(f *testing.F) {
 		if err != nil || sf.root == nil || strings.Contains(before, "medallionctl") {
 			return
 		}
-		got, err := addSessionStartHook(sf, testHook)
+		got, err := addSessionStartHook(sf, testHook, claudeAgent(t))
 		if err != nil {
 			return // hooks or SessionStart of the wrong type: refused
 		}
@@ -195,7 +195,7 @@ func FuzzIntegrateRemove(f *testing.F) {
 		if len(ss) == 0 || !reflect.DeepEqual(ss[len(ss)-1], want) {
 			t.Fatalf("integrate did not add the hook:\n%s", got)
 		}
-		back, _, err := removeSessionStartHooks(mustSettings(t, string(got)))
+		back, _, err := removeSessionStartHooks(mustSettings(t, string(got)), agentClaudeCode)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -241,7 +241,7 @@ func TestIntegrateRemove(t *testing.T) {
 		t.Fatal("remove --dry-run changed the file")
 	}
 	out := ok(t, "integrate", "claude-code", "--settings", path, "--remove")
-	if !strings.Contains(out, `removed the SessionStart hook "`+testHook+`" from `+path) || !strings.Contains(out, "saved the previous settings as") {
+	if !strings.Contains(out, `removed the SessionStart hook "`+testHook+`" from `+path) || !strings.Contains(out, "saved the previous settings.json as") {
 		t.Errorf("remove says %q", out)
 	}
 	if got := readOr(path); got != before {
@@ -297,4 +297,13 @@ func TestIntegrateKeepsTheUsersFlags(t *testing.T) {
 	if !strings.Contains(out, `already runs "medallionctl hook claude-code --budget 800" at SessionStart; nothing changed`) || readOr(path) != content {
 		t.Errorf("integrate says %q and left\n%s", out, readOr(path))
 	}
+}
+
+func claudeAgent(t testing.TB) *hookAgent {
+	t.Helper()
+	ag, err := agentNamed(agentClaudeCode)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ag
 }

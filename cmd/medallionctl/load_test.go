@@ -91,8 +91,8 @@ func TestLoadUsageErrors(t *testing.T) {
 		{[]string{"load", "--cwd", ".", "--node", "repo:x"}, "not both"},
 		{[]string{"load", "--node", "repo:x", "--format", "html"}, "--format must be"},
 		{[]string{"load", "--node", "repo:x", "--budget", "0"}, "--budget must be"},
-		{[]string{"hook", "codex"}, "unknown agent"},
-		{[]string{"integrate", "codex"}, "unknown agent"},
+		{[]string{"hook", "cursor"}, "unknown agent"},
+		{[]string{"integrate", "cursor"}, "unknown agent"},
 	} {
 		r := ctl(t, "", tt.args...)
 		if r.code != 2 || !strings.Contains(r.stderr, tt.want) {

@@ -25,6 +25,11 @@ var testNow = time.Date(2025, 11, 17, 9, 30, 0, 0, time.UTC)
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
 
 func TestMain(m *testing.M) {
+	if mode := os.Getenv(fakeCodexEnv); mode != "" && len(os.Args) > 1 && os.Args[1] == "app-server" {
+		os.Exit(fakeCodexMain(mode)) // integrate_agents_test.go runs this binary as codex
+	}
+	// Never the codex of the machine running the tests.
+	codexBinary = func() (string, error) { return "", os.ErrNotExist }
 	// A fixed build version keeps the golden files independent of how the
 	// test binary was built (VCS stamping, -ldflags).
 	version.Version = "v1.0.0-test"

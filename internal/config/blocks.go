@@ -29,7 +29,7 @@ import (
 const FormatAuto = "auto"
 
 // WatchFormats lists the accepted watch format values.
-var WatchFormats = []string{FormatAuto, "claude-code", "codex", "jsonl"}
+var WatchFormats = []string{FormatAuto, "claude-code", "codex", "gemini", "jsonl"}
 
 // DefaultInclude is the include list of a watch block that sets none:
 // every JSONL file at any depth under the root.
@@ -50,8 +50,15 @@ type Watch struct {
 	Exclude []string
 }
 
+// GeminiInclude is what the default Gemini CLI watch reads under
+// ~/.gemini/tmp/<project>/: the chat recordings, appended .jsonl files
+// (subagents in chats/<parent session>/) and the whole-file .json of
+// Gemini CLI up to 0.38; not logs.json, checkpoints or tool outputs.
+var GeminiInclude = []string{"*/chats/**/*.jsonl", "*/chats/*.json"}
+
 // DefaultWatches are the roots watched when the config has no watch block:
-// where Claude Code and Codex CLI keep their session transcripts.
+// where Claude Code, Codex CLI and Gemini CLI keep their session
+// transcripts.
 func DefaultWatches() []Watch {
 	home := func(p string) string {
 		abs, err := paths.ExpandHome(p)
@@ -63,6 +70,7 @@ func DefaultWatches() []Watch {
 	return []Watch{
 		{Name: "claude-code", Path: home("~/.claude/projects"), Format: "claude-code", Include: slices.Clone(DefaultInclude), Exclude: []string{}},
 		{Name: "codex", Path: home("~/.codex/sessions"), Format: "codex", Include: slices.Clone(DefaultInclude), Exclude: []string{}},
+		{Name: "gemini", Path: home("~/.gemini/tmp"), Format: "gemini", Include: slices.Clone(GeminiInclude), Exclude: []string{}},
 	}
 }
 

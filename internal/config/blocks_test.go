@@ -68,6 +68,7 @@ func TestEffectiveWatches(t *testing.T) {
 	want := []Watch{
 		{Name: "claude-code", Path: filepath.Join(home, ".claude", "projects"), Format: "claude-code", Include: []string{"**/*.jsonl"}, Exclude: []string{}},
 		{Name: "codex", Path: filepath.Join(home, ".codex", "sessions"), Format: "codex", Include: []string{"**/*.jsonl"}, Exclude: []string{}},
+		{Name: "gemini", Path: filepath.Join(home, ".gemini", "tmp"), Format: "gemini", Include: []string{"*/chats/**/*.jsonl", "*/chats/*.json"}, Exclude: []string{}},
 	}
 	if !reflect.DeepEqual(def, want) {
 		t.Errorf("defaults = %+v\nwant %+v", def, want)
@@ -183,8 +184,8 @@ func TestLoadBlockErrors(t *testing.T) {
 			[]string{"config.hcl:1,11-", "Missing required argument", `"path" is required`}},
 		{"watch without a label", "watch {\n  path = \"/x\"\n}\n",
 			[]string{"config.hcl:1,7-", "Missing name for watch"}},
-		{"bad format", "watch \"w\" {\n  path = \"/x\"\n  format = \"gemini\"\n}\n",
-			[]string{"config.hcl:3,12-20: Invalid watch.format", `"gemini" is not one of auto, claude-code, codex, jsonl`}},
+		{"bad format", "watch \"w\" {\n  path = \"/x\"\n  format = \"cursor\"\n}\n",
+			[]string{"config.hcl:3,12-20: Invalid watch.format", `"cursor" is not one of auto, claude-code, codex, gemini, jsonl`}},
 		{"unknown key in watch", "watch \"w\" {\n  path = \"/x\"\n  includes = [\"*\"]\n}\n",
 			[]string{"config.hcl:3,3-11: Unsupported argument", `Did you mean "include"?`}},
 		{"duplicate watch names", "watch \"w\" { path = \"/x\" }\nwatch \"w\" { path = \"/y\" }\n",

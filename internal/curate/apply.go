@@ -84,14 +84,27 @@ func Apply(existing *medallion.Medallion, scope []string, items Items, now time.
 
 	a := applier{m: m, high: m.HighestIDs()}
 	a.invariants(items.Invariants)
-	a.conventions(items.Checks)
+	checked := a.conventions(items.Checks)
 	a.decisions(items.Decisions)
 	a.laterFixes(items)
-	a.questions(items.OpenQuestions, items.Closed, items.UserSpoke)
+	if len(items.LeftOpen) > 0 {
+		m.OpenQuestions = slices.DeleteFunc(m.OpenQuestions, func(q medallion.OpenQuestion) bool {
+			return strings.HasPrefix(q.Question, leftPrefix)
+		})
+	}
+	a.questions(append(slices.Clone(items.OpenQuestions), items.LeftOpen...), items.Closed, items.UserSpoke)
+	for _, f := range items.Failures {
+		if sig, ok := strings.CutPrefix(f.Question, "Unresolved: "); ok && len(f.BlockedOn) > 0 {
+			a.record(failureItem, f.BlockedOn[0]+failureSep+sig, f.Evidence)
+		}
+	}
 	for _, t := range items.AvoidRepeating {
 		a.record("avoid_repeating", t.Text, t.Evidence)
 	}
 	m.Affordances.AvoidRepeating = mergeTexts(m.Affordances.AvoidRepeating, items.AvoidRepeating, MaxAvoidRepeating)
+	m.Affordances.AvoidRepeating = slices.DeleteFunc(m.Affordances.AvoidRepeating, func(f string) bool {
+		return breaksRule(f, m.Affordances.Invariants)
+	})
 	m.Affordances.RecommendedEntryPoints = mergeEntryPoints(m.Affordances.RecommendedEntryPoints, items.EntryPoints)
 	for i, p := range items.EntryPoints {
 		if i < len(items.EntryEvidence) {
@@ -101,6 +114,9 @@ func Apply(existing *medallion.Medallion, scope []string, items Items, now time.
 	applySubsystems(m, items.Subsystems)
 	for _, s := range items.Subsystems {
 		a.record("subsystem", s.Name, s.Evidence)
+	}
+	if len(checked) > 0 {
+		a.notes = append(a.notes, "Checked with "+strings.Join(checked, ", ")+".")
 	}
 	m.Summary.HighLevel = summary(m, items, a.notes)
 	a.trimEvidence()
@@ -266,30 +282,57 @@ func (a *applier) laterFixes(items Items) {
 		if slices.ContainsFunc(items.OpenQuestions, func(n Question) bool { return similar(n.Question, q.Question) }) {
 			return false // failed again
 		}
-		key := blockedKey(q.BlockedOn[0])
-		i := slices.IndexFunc(items.Successes, func(s Success) bool { return s.Subject == key })
-		if i < 0 {
-			// The same check failing with another error after edits: what
-			// was changed got past this one.
-			j := slices.IndexFunc(items.Moved, func(mv Moved) bool { return mv.Subject == key && !similar(mv.Signature, sig) })
-			if j < 0 {
-				return false
-			}
-			mv := items.Moved[j]
-			fixes = append(fixes, Text{Text: "when " + sig + ": " + mv.Remedy, Confidence: confidenceFix, Evidence: mv.Evidence})
+		f, ok := fixOf(sig, q.BlockedOn[0], items)
+		if ok {
+			fixes = append(fixes, f)
 			a.notes = append(a.notes, "Done: fixed "+sig+" (resolves "+q.ID+").")
-			return true
 		}
-		s := items.Successes[i]
-		fixes = append(fixes, Text{Text: "when " + sig + ": " + s.Remedy, Confidence: confidenceFix, Evidence: s.Evidence})
-		a.notes = append(a.notes, "Done: fixed "+sig+" (resolves "+q.ID+").")
-		return true
+		return ok
+	})
+	// The failures of calls that are no checks, kept in the evidence
+	// (failureItem) instead of as open questions.
+	m.Evidence = slices.DeleteFunc(m.Evidence, func(e medallion.Evidence) bool {
+		blockedOn, sig, ok := strings.Cut(e.Text, failureSep)
+		if e.Item != failureItem || !ok {
+			return false
+		}
+		f, ok := fixOf(sig, blockedOn, items)
+		if ok {
+			fixes = append(fixes, f)
+			a.notes = append(a.notes, "Done: fixed "+sig+".")
+		}
+		return ok
 	})
 	for _, f := range fixes {
 		a.record("avoid_repeating", f.Text, f.Evidence)
 	}
 	m.Affordances.AvoidRepeating = mergeTexts(m.Affordances.AvoidRepeating, fixes, MaxAvoidRepeating)
 }
+
+// fixOf is the known fix of an earlier checkpoint's failure sig of the
+// call blockedOn that this episode shows: the same call succeeding, or the
+// same check failing with another error after edits (what was changed got
+// past this one).
+func fixOf(sig, blockedOn string, items Items) (Text, bool) {
+	key := blockedKey(blockedOn)
+	if i := slices.IndexFunc(items.Successes, func(s Success) bool { return s.Subject == key }); i >= 0 {
+		s := items.Successes[i]
+		return Text{Text: "when " + sig + ": " + s.Remedy, Confidence: confidenceFix, Evidence: s.Evidence}, true
+	}
+	if j := slices.IndexFunc(items.Moved, func(mv Moved) bool { return mv.Subject == key && !similar(mv.Signature, sig) }); j >= 0 {
+		mv := items.Moved[j]
+		return Text{Text: "when " + sig + ": " + mv.Remedy, Confidence: confidenceFix, Evidence: mv.Evidence}, true
+	}
+	return Text{}, false
+}
+
+// failureItem names the evidence entries that keep a failure of a call
+// that is no check (Items.Failures) until a later success makes it a known
+// fix; their text is the call and the signature, joined by failureSep.
+const (
+	failureItem = "failure"
+	failureSep  = "\n"
+)
 
 var priorityRank = map[medallion.Priority]int{medallion.PriorityLow: 0, medallion.PriorityMedium: 1, medallion.PriorityHigh: 2}
 

@@ -1,6 +1,7 @@
 package curate
 
 import (
+	"regexp"
 	"slices"
 	"strings"
 
@@ -44,7 +45,18 @@ var agentChoiceCues = []choiceCue{
 var hedges = []string{
 	"maybe", "might", "could", "perhaps", "let me", "i'm going to", "now i'll", "i'll run", "i'll check",
 	"i'll read", "i'll look", "in the next", "confirm", "track all", "should i", "do you", "would you", "if you",
+	// Narration of the look around, and of what a run showed: "I'm
+	// checking how X is derived …", "the test now fails with 0 instead of
+	// 2", "this means X would call Y instead of Z".
+	"i'm checking", "i'm reading", "i'm looking", "i'm searching", "i'm verifying", "i'm doing", "i'm inspecting",
+	"i'm tracing", "i'm confirming", "checking how", "fails with", "failing", "this means", "that means",
 }
+
+// narration opens a sentence on what the agent is doing or does next ("I'm
+// adding the test at the module level rather than …", "Now use the email
+// instead of …"), or on a guess ("This is very likely …"): the choice, if
+// any, shows in the edits and the final report.
+var narration = regexp.MustCompile(`^(?:(?:i'm|i am|we're|we are|now i'm) \w+ing\b|now |next,? |this is (?:very )?likely\b|likely\b)`)
 
 // choiceWeight scores one sentence of an assistant message: zero when it
 // is no choice.
@@ -57,6 +69,9 @@ func choiceWeight(s string) int {
 		if strings.Contains(l, h) {
 			return 0
 		}
+	}
+	if narration.MatchString(l) {
+		return 0
 	}
 	w := 0
 	for _, c := range agentChoiceCues {

@@ -1,6 +1,7 @@
 package curate
 
 import (
+	"slices"
 	"strings"
 	"unicode"
 )
@@ -113,4 +114,85 @@ func contradicts(older, newer string) bool {
 	}
 	inter := overlap(co, cn)
 	return float64(inter)/float64(len(co)+len(cn)-inter) >= contradictThreshold
+}
+
+// A known fix that does what a rule forbids ("edit internal/pb/score.pb.go"
+// under "never edit generated files") teaches the next session to break
+// the rule: the user's word wins and the fix is dropped. A rule forbids
+// edits when it negates an editing verb; what it forbids is the words after
+// the verb, up to the end of the clause.
+
+// editVerbs name a change to files.
+var editVerbs = map[string]bool{"edit": true, "edits": true, "editing": true, "modify": true, "modifying": true,
+	"change": true, "changing": true, "touch": true, "touching": true, "write": true, "writing": true,
+	"hand-edit": true, "update": true, "updating": true}
+
+// forbiddenEdits returns the object words of the edits rule forbids, or
+// nil when it forbids none.
+func forbiddenEdits(rule string) []string {
+	clause, _, _ := strings.Cut(strings.ToLower(rule), ";")
+	ws := words(clause)
+	for i, w := range ws {
+		if !editVerbs[w] || i == 0 || !slices.ContainsFunc(ws[max(0, i-3):i], func(n string) bool { return negations[n] }) {
+			continue
+		}
+		var obj []string
+		for _, o := range ws[i+1:] {
+			if !cueWords[o] && o != "files" && o != "file" && o != "code" && o != "any" {
+				obj = append(obj, strings.Trim(o, "."))
+			}
+		}
+		return obj
+	}
+	return nil
+}
+
+// generatedPath reports a path of generated code by the conventions of
+// the common generators (protoc, go generate, Kubernetes, GraphQL).
+func generatedPath(p string) bool {
+	b := strings.ToLower(p)
+	for _, s := range []string{".pb.go", "_pb2.py", ".pb.ts", "_gen.go", ".gen.", "generated", "zz_generated", ".g.dart"} {
+		if strings.Contains(b, s) {
+			return true
+		}
+	}
+	return false
+}
+
+// breaksRule reports whether fix edits a file one of rules forbids editing.
+func breaksRule(fix string, rules []string) bool {
+	paths := fixEdits(fix)
+	if len(paths) == 0 {
+		return false
+	}
+	for _, r := range rules {
+		obj := forbiddenEdits(r)
+		for _, p := range paths {
+			for _, o := range obj {
+				if (strings.HasPrefix(o, "generated") && generatedPath(p)) || (len(o) >= 4 && strings.Contains(strings.ToLower(p), o)) {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
+
+// fixEdits returns the files a known fix's remedy edits ("…: edit a.go,
+// b.go (gist), then …").
+func fixEdits(fix string) []string {
+	_, rest, ok := strings.Cut(fix, ": edit ")
+	if !ok {
+		return nil
+	}
+	for _, end := range []string{" (", ", then "} {
+		rest, _, _ = strings.Cut(rest, end)
+	}
+	var out []string
+	for _, p := range strings.Split(rest, ", ") {
+		if p = strings.TrimSpace(p); p != "" && p != "…" {
+			out = append(out, p)
+		}
+	}
+	return out
 }

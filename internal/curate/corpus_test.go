@@ -183,6 +183,10 @@ func TestCorpus(t *testing.T) {
 				}
 				t.Logf("events %d, checkpoints %d, medallions %d, items %s; load %d tokens vs raw %d tokens",
 					sim.events, sim.checkpoints, len(sim.medallions), strings.Join(kinds, " "), load.Tokens, render.Tokens(string(raw)))
+				if os.Getenv("MEDALLION_CORPUS_SHOW") != "" {
+					// To read what Tier 0 makes of a session as a user would.
+					t.Logf("load:\n%s", load.Text)
+				}
 			})
 		}
 	}

@@ -98,15 +98,18 @@ func TestExtract(t *testing.T) {
 			},
 		},
 		{
-			name: "error fixed by the same tool on the same file",
+			// A tool that is no shell command (a write, a browser tool)
+			// failing and then succeeding is a step of the session: no
+			// known fix, nothing open.
+			name: "a tool's retry is no fix",
 			build: func(b *builder) {
 				b.run("c1", "Write", "", []string{"/repo/x.go"}, false, "permission denied")
 				b.run("c2", "Write", "", []string{"/repo/x.go"}, true, "ok")
+				b.run("c3", "mcp__playwright__browser_click", "", nil, false, "### Error\nTimeoutError: locator.click: Timeout 5000ms exceeded.")
 			},
 			check: func(t *testing.T, it Items) {
-				want := []string{"when permission denied: Write /repo/x.go succeeds"}
-				if got := texts(it.AvoidRepeating); !slices.Equal(got, want) {
-					t.Errorf("avoid_repeating = %q, want %q", got, want)
+				if len(it.AvoidRepeating) != 0 || len(it.OpenQuestions) != 0 {
+					t.Errorf("avoid_repeating = %q, open = %+v, want none", texts(it.AvoidRepeating), it.OpenQuestions)
 				}
 			},
 		},
@@ -302,6 +305,8 @@ func TestExtract(t *testing.T) {
 			},
 		},
 		{
+			// A folder only read is no subsystem; its files can still be
+			// entry points.
 			name: "files give subsystems and entry points",
 			build: func(b *builder) {
 				b.run("c1", "Read", "", []string{"/repo/internal/store/badger.go"}, true, "")
@@ -314,7 +319,7 @@ func TestExtract(t *testing.T) {
 				for _, s := range it.Subsystems {
 					got = append(got, s.Name+"="+string(s.Status))
 				}
-				want := []string{"internal/store=unknown", "internal/curate=in_progress"}
+				want := []string{"internal/curate=in_progress"}
 				if !slices.Equal(got, want) {
 					t.Errorf("subsystems = %q, want %q", got, want)
 				}
@@ -505,13 +510,34 @@ func equalJSON(t *testing.T, a, b *medallion.Medallion) bool {
 	return string(ja) == string(jb)
 }
 
+// TestArtefact: what a run left behind is no entry point.
+func TestArtefact(t *testing.T) {
+	for p, want := range map[string]bool{
+		"tests/e2e/test-results/share-chromium/error-context.md": true, "web/node_modules/x/index.js": true,
+		"shot.png": true, "internal/store/badger.go": false, "docs/build.md": false,
+	} {
+		if got := artefact(p); got != want {
+			t.Errorf("artefact(%q) = %v, want %v", p, got, want)
+		}
+	}
+}
+
 func TestSignature(t *testing.T) {
 	call := &transcript.Event{Kind: transcript.KindToolCall, Tool: "Bash", Command: "go test"}
 	tests := []struct{ text, want string }{
 		{"Exit code 1\n<tool_use_error>bad thing</tool_use_error>", "bad thing"},
 		{"\n\n  got <nil>, want err\t here ", "got <nil>, want err here"},
 		{"exit status 2\n", "`go test` fails"},
-		{strings.Repeat("é", 100), strings.Repeat("é", 58) + "…"},
+		{"é " + strings.Repeat("é", 100), "é " + strings.Repeat("é", 57) + "…"},
+		// A header (go's "# package") or a lone word names no failure;
+		// the line under it does.
+		{"# example.com/muse/internal/midi\ninternal/midi/tempo_test.go:12:3: tt declared and not used",
+			"internal/midi/tempo_test.go:12:3: tt declared and not used"},
+		{"✔ cart keeps errors in-tree\n✖ checkout totals", "✖ checkout totals"},
+		// A line that mentions an error (a browser's log, a wrapper) gives
+		// way to the one that says what failed.
+		{"[8421:0412/011727.808:ERROR:net/cert/trust_store.cc:807] Error parsing certificate\n  1) sessions\nAssertionError [ERR_ASSERTION]: Expected values to be strictly equal\nELIFECYCLE Test failed. See above for more details.",
+			"AssertionError [ERR_ASSERTION]: Expected values to be strictly equal"},
 		// A wrapper names its cause last; a traceback is known by its
 		// exception.
 		{"** (Mix) Could not start application otel: exited\n    ** (EXIT) an exception was raised:\n        ** (BadMapError) expected a map, got:\n\n    [exporter: {:stdout, []}]\n  (erts) :erlang.is_map_key/2",

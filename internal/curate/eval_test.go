@@ -201,6 +201,22 @@ type scorerItem struct {
 	Text string `json:"text"`
 }
 
+// firehose is the reference a curator has to beat: every genuine user
+// prompt and every failed tool result, whole, with no budget.
+func firehose(events []transcript.Event) []scorerItem {
+	var out []scorerItem
+	for i := range events {
+		e := &events[i]
+		switch {
+		case genuine(e):
+			out = append(out, scorerItem{Kind: "constraint", Text: e.Text})
+		case e.Kind == transcript.KindToolResult && failed(e):
+			out = append(out, scorerItem{Kind: "fix", Text: e.Text})
+		}
+	}
+	return out
+}
+
 func writeItems(t *testing.T, dir, file string, items []scorerItem) {
 	t.Helper()
 	if items == nil {
@@ -298,7 +314,11 @@ func TestEval(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	scores := baseline{}
+	scores, fire := baseline{}, baseline{}
+	fireDir := filepath.Join(work, "firehose")
+	if err := os.MkdirAll(fireDir, 0o755); err != nil {
+		t.Fatal(err)
+	}
 	var names []string
 	for _, lp := range labels {
 		var label struct {
@@ -323,7 +343,10 @@ func TestEval(t *testing.T) {
 		}
 		sim := simulate(t, format, path)
 		name := filepath.Base(lp)
-		fe, load := scoreMedallions(t, work, labelDir(t, work, name, b), label.File, sim.medallions, loadDir, storedDir)
+		one := labelDir(t, work, name, b)
+		fe, load := scoreMedallions(t, work, one, label.File, sim.medallions, loadDir, storedDir)
+		writeItems(t, fireDir, label.File, firehose(parseFile(t, format, path)))
+		fire[name] = fileEval{Stored: scoreFile(t, one, fireDir)}
 		if testing.Verbose() {
 			t.Logf("%s: %d events, load %d tokens:\n%s", label.File, sim.events, load.Tokens, load.Text)
 		}
@@ -341,6 +364,10 @@ func TestEval(t *testing.T) {
 	report(&rep, "whole labelled set", scores, names)
 	report(&rep, "half A (tune on it)", scores, halfA)
 	report(&rep, "half B (check on it)", scores, halfB)
+	_, fs := sum(fire, names)
+	fh, ft := fs.hits()
+	fmt.Fprintf(&rep, "firehose (every user prompt and every error, no budget): recall %.0f%% %d/%d, unmatched %.0f%% %d/%d\n",
+		pct(fh, ft), fh, ft, pct(fs.Unmatched, fs.Items), fs.Unmatched, fs.Items)
 	t.Logf("quality per labelled file and against the issues' targets:\n%s", rep.String())
 
 	if os.Getenv("MEDALLION_EVAL_BASELINE") == "write" {

@@ -70,6 +70,14 @@ type Items struct {
 	Invariants     []Text     `json:"invariants"`
 	Decisions      []Decision `json:"decisions"`
 	OpenQuestions  []Question `json:"open_questions"`
+	// LeftOpen is the agent's own list of what is left at the end of the
+	// episode (leftPrefix); it replaces the list an earlier one left.
+	LeftOpen []Question `json:"left_open,omitempty"`
+	// Failures are errors left unresolved by calls that are no checks
+	// (a browser tool, a deploy command): no open work, but a later
+	// success of the same call in another checkpoint turns one into a
+	// known fix, as for an open question.
+	Failures []Question `json:"failures,omitempty"`
 	// Closed are questions this episode answered: completed todos and
 	// errors that were fixed ("Unresolved: <signature>"). Apply removes
 	// matching open questions.
@@ -132,7 +140,7 @@ func (it *Items) Empty() bool {
 	return len(it.AvoidRepeating) == 0 && len(it.Invariants) == 0 && len(it.Decisions) == 0 &&
 		len(it.OpenQuestions) == 0 && len(it.Closed) == 0 && len(it.Progress) == 0 &&
 		len(it.Subsystems) == 0 && len(it.EntryPoints) == 0 && it.Compaction == "" && len(it.Successes) == 0 &&
-		len(it.Checks) == 0
+		len(it.Checks) == 0 && len(it.LeftOpen) == 0
 }
 
 // Confidences of user statements, by strength.
@@ -174,6 +182,7 @@ func Extract(ep checkpoint.Episode) Items {
 	x.lastQuestion(&it)
 	x.writtenPlan(&it)
 	x.todos(&it)
+	x.leftOver(&it)
 	x.plans(&it)
 	x.files(&it)
 	x.compaction(&it)
@@ -275,10 +284,16 @@ func commandKey(cmd string) string {
 			continue
 		}
 		key := filepath.Base(f[0])
+		words := 0
 		for _, a := range f[1:] {
 			if !strings.HasPrefix(a, "-") && !strings.ContainsAny(a, "/.\"'$<>") {
 				key += " " + a
-				break
+				words++
+				// A script runner's "run" names no check; the script
+				// after it does ("bun run lint", "pnpm run typecheck").
+				if words == 2 || !runnerVerbs[a] {
+					break
+				}
 			}
 		}
 		if key == "git add" {
@@ -292,6 +307,10 @@ func commandKey(cmd string) string {
 	}
 	return strings.Join(strings.Fields(cmd), " ")
 }
+
+// runnerVerbs are the subcommands of script runners (npm, pnpm, yarn, bun,
+// uv, poetry) that run the script named next.
+var runnerVerbs = map[string]bool{"run": true, "exec": true, "run-script": true, "x": true, "dlx": true}
 
 // commandWords splits a shell command into its words, without the VAR=value
 // assignments before the program.
@@ -381,7 +400,11 @@ func (x *extractor) errors(it *Items) {
 		key := callKey(c)
 		switch {
 		case failed(e) || x.textFailed(i):
-			if key == "" {
+			if key == "" || c.Command == "" {
+				// Only a shell command's failure can be fixed or left
+				// open: a browser tool reporting console errors or an
+				// edit missing its target is a step of the session, and
+				// its next success fixes nothing a later session needs.
 				continue
 			}
 			sig := signature(e, c)
@@ -458,12 +481,22 @@ func (x *extractor) errors(it *Items) {
 	x.deadEnds(it, tries)
 	for _, key := range order {
 		oe := open[key]
-		it.OpenQuestions = append(it.OpenQuestions, Question{
+		q := Question{
 			Question:  "Unresolved: " + oe.signature(),
 			BlockedOn: []string{subject(oe.call)},
 			Priority:  medallion.PriorityHigh,
 			Evidence:  x.evidence(oe.event.ID),
-		})
+		}
+		if oe.call.Command == "" || !projectCommand(oe.call.Command) {
+			// Only the project's checks or code left failing are open
+			// work the next session must pick up; a browser tool's
+			// console or a missing docker is a moment of the session,
+			// not the project's state. It is still watched for: a later success of the
+			// same call makes it a known fix.
+			it.Failures = append(it.Failures, q)
+			continue
+		}
+		it.OpenQuestions = append(it.OpenQuestions, q)
 	}
 	for _, h := range hooks {
 		it.OpenQuestions = append(it.OpenQuestions, Question{
@@ -851,14 +884,19 @@ func signature(e, call *transcript.Event) string {
 	}
 	var lines []string
 	for line := range strings.Lines(text) {
-		if l := strings.Join(strings.Fields(stripTags(line)), " "); meaningful(l) {
+		if l := strings.Join(strings.Fields(stripTags(line)), " "); informative(l) {
 			lines = append(lines, l)
 		}
 	}
-	for i, l := range lines {
-		if !failureLine(l) && !errorish(l) {
-			continue
-		}
+	// A line that says what failed (a test runner's FAIL, an exception by
+	// its class) names the failure better than one that only mentions an
+	// error (a wrapper's "Test failed. See above", a browser's log line).
+	i := slices.IndexFunc(lines, func(l string) bool { return failureLine(l) || exceptionLine.MatchString(l) })
+	if i < 0 {
+		i = slices.IndexFunc(lines, errorish)
+	}
+	if i >= 0 {
+		l := lines[i]
 		// The exception a wrapper reports last is the cause ("Could not
 		// start application x" … "** (BadMapError) expected a map"; a
 		// Python traceback's last line): name both, or just the cause
@@ -879,12 +917,35 @@ func signature(e, call *transcript.Event) string {
 	}
 	for line := range strings.Lines(text) {
 		line = strings.Join(strings.Fields(stripTags(line)), " ")
-		if !meaningful(line) {
+		if !informative(line) {
 			continue
 		}
 		return clip(line, maxSignature)
 	}
 	return subject(call) + " fails"
+}
+
+// informative reports a line that can name a failure: meaningful, with two
+// words at least (not a bare "undefined" or a "### Error" heading), and
+// not a line of what passed ("✔ provider keeps errors in-tree" is a test
+// that passed, whatever words it holds) or a comment of echoed code.
+func informative(line string) bool {
+	if !meaningful(line) {
+		return false
+	}
+	l := strings.TrimLeft(line, "#-*>• ")
+	for _, p := range []string{"✔", "✓", "√", "ok ", "PASS", "pass ", "// ", "/*"} {
+		if strings.HasPrefix(l, p) {
+			return false
+		}
+	}
+	n := 0
+	for _, w := range strings.Fields(l) {
+		if strings.IndexFunc(w, unicode.IsLetter) >= 0 {
+			n++
+		}
+	}
+	return n >= 2
 }
 
 // exceptionLine is a line naming an exception by its class: "** (BadMapError)
@@ -1188,6 +1249,12 @@ func (x *extractor) files(it *Items) {
 		edits := episode.EditsFiles(e.Tool)
 		for _, p := range e.FilePaths {
 			r := x.rel(e, p)
+			if filepath.IsAbs(r) && x.cwd() != "" || artefact(r) {
+				// Outside the working directory (a plan in the user's
+				// home, a sibling checkout), or what a run left behind:
+				// no part of this scope's code.
+				continue
+			}
 			if uses[r] == 0 {
 				fileOrder = append(fileOrder, r)
 			}
@@ -1222,12 +1289,14 @@ func (x *extractor) files(it *Items) {
 	}
 	for _, name := range dirOrder {
 		d := dirs[name]
-		st := medallion.SubsystemUnknown
-		var notes []string
-		if len(d.edited) > 0 {
-			st = medallion.SubsystemInProgress
-			notes = append(notes, "edited "+strings.Join(d.edited, ", "))
+		if len(d.edited) == 0 {
+			// A folder only read is where the agent looked, not a part
+			// of the project the session worked on; the entry points
+			// keep the files it read most.
+			continue
 		}
+		st := medallion.SubsystemInProgress
+		notes := []string{"edited " + strings.Join(d.edited, ", ")}
 		read := slices.DeleteFunc(slices.Clone(d.read), func(b string) bool { return slices.Contains(d.edited, b) })
 		if len(read) > 0 {
 			notes = append(notes, "read "+strings.Join(read, ", "))
@@ -1245,6 +1314,27 @@ func (x *extractor) files(it *Items) {
 	for _, p := range ranked {
 		it.EntryEvidence = append(it.EntryEvidence, x.evidence(fileIDs[p]...))
 	}
+}
+
+// artefactDirs hold what builds, tests and package managers write, not the
+// project's own files.
+var artefactDirs = map[string]bool{"node_modules": true, "test-results": true, "playwright-report": true,
+	"coverage": true, "dist": true, "target": true, ".git": true, "__pycache__": true, ".next": true,
+	".pytest_cache": true, "_build": true, "deps": true, "vendor": true}
+
+// artefact reports a path a run left behind: under an artefact folder, or
+// an image or a log.
+func artefact(p string) bool {
+	for _, seg := range strings.Split(filepath.ToSlash(p), "/") {
+		if artefactDirs[seg] {
+			return true
+		}
+	}
+	switch strings.ToLower(filepath.Ext(p)) {
+	case ".png", ".jpg", ".jpeg", ".gif", ".webp", ".log", ".trace", ".zip":
+		return true
+	}
+	return false
 }
 
 // maxCompaction bounds the compaction gist in the summary.

@@ -2,6 +2,7 @@ package curate
 
 import (
 	"fmt"
+	"path/filepath"
 	"slices"
 	"strings"
 
@@ -44,19 +45,18 @@ func (x *extractor) deadEnds(it *Items, tries map[string]repeat) {
 
 // Conventions: a check seen at least minConvention times in a session,
 // counted across its checkpoints in the medallion's evidence (an entry for
-// item "pattern" per check, its event ids the runs seen), becomes an
-// invariant. A checkpoint holds only a few events, so one episode alone
+// item "pattern" per check, its event ids the runs seen), is named in the
+// summary ("Checked with `go test`"). A checkpoint holds only a few events, so one episode alone
 // rarely shows a pattern.
 const (
 	minConvention = 3
-	// confidenceConvention is observed practice, below the user's word.
-	confidenceConvention = 0.6
 	// maxConventions bounds the conventions of one medallion: they say
 	// how the project checks its work, and the user's rules come first.
 	maxConventions = 2
 	// patternItem is the evidence item observations are counted under.
 	patternItem = "pattern"
-	// conventionPrefix opens a convention's invariant.
+	// conventionPrefix opened a convention's invariant in medallions
+	// written before conventions moved to the summary.
 	conventionPrefix = "Convention: the work is checked with "
 )
 
@@ -108,26 +108,52 @@ func isCheck(key string) bool {
 	return false
 }
 
-// conventions records the episode's checks as observations and turns a
-// check seen minConvention times in a session into an invariant.
-func (a *applier) conventions(obs []Observed) {
-	for _, o := range obs {
-		seen := a.record(patternItem, o.Pattern, o.Evidence)
-		if len(seen) < minConvention {
-			continue
-		}
-		text := conventionPrefix + o.Pattern
-		inv := a.m.Affordances.Invariants
-		n := 0
-		for _, s := range inv {
-			if strings.HasPrefix(s, conventionPrefix) {
-				n++
-			}
-		}
-		if slices.Contains(inv, text) || n >= maxConventions {
-			continue
-		}
-		a.invariants([]Text{{Text: text, Confidence: confidenceConvention, Evidence: Evidence{
-			SessionID: o.Evidence.SessionID, EventIDs: slices.Clone(seen)}}})
+// projectCommand reports a shell command that runs the project's own
+// checks or code: a check by its key ("go test", "bun run lint") or by its
+// script ("node scripts/build.js"), or any command of a language's
+// toolchain ("go run ./cmd/import", "python -m app", "./gradlew run").
+// What is left are commands about the machine and its services (docker,
+// gh, curl, a database client), whose failures say nothing of the work.
+func projectCommand(cmd string) bool {
+	f := commandWords(commandKey(cmd))
+	if len(f) == 0 {
+		return false
 	}
+	if isCheck(commandKey(cmd)) || toolchains[filepath.Base(f[0])] || strings.HasPrefix(f[0], "./") {
+		return true
+	}
+	f = commandWords(cmd)
+	for _, w := range f[1:min(len(f), 3)] {
+		if strings.ContainsAny(w, "/.") && isCheck(filepath.Base(w)) {
+			return true
+		}
+	}
+	return false
+}
+
+// toolchains are the programs that build and run a project's code.
+var toolchains = map[string]bool{"go": true, "cargo": true, "mix": true, "elixir": true, "python": true,
+	"python3": true, "node": true, "deno": true, "bun": true, "npm": true, "pnpm": true, "yarn": true, "npx": true,
+	"uv": true, "poetry": true, "ruby": true, "bundle": true, "rake": true, "make": true, "dotnet": true,
+	"java": true, "mvn": true, "gradle": true, "php": true, "composer": true, "swift": true, "zig": true}
+
+// conventions records the episode's checks as observations and returns
+// the checks seen minConvention times in a session, for the summary's
+// "Checked with" line. How the project checks its work is context for the
+// next session, not a rule of the user's: a medallion written before kept
+// it as an invariant, which is taken out here.
+func (a *applier) conventions(obs []Observed) []string {
+	a.m.Affordances.Invariants = slices.DeleteFunc(a.m.Affordances.Invariants, func(s string) bool {
+		return strings.HasPrefix(s, conventionPrefix)
+	})
+	for _, o := range obs {
+		a.record(patternItem, o.Pattern, o.Evidence)
+	}
+	var out []string
+	for _, e := range a.m.Evidence {
+		if e.Item == patternItem && len(e.EventIDs) >= minConvention && !slices.Contains(out, e.Text) && len(out) < maxConventions {
+			out = append(out, e.Text)
+		}
+	}
+	return out
 }

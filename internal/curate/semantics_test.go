@@ -124,7 +124,7 @@ func TestApplyEvidence(t *testing.T) {
 	var b builder
 	p := b.prompt("Never commit directly to main.")
 	todo := b.todos(transcript.Todo{Content: "Add metrics", Status: "pending"})
-	b.run("c1", "Read", "", []string{"/repo/internal/x/x.go"}, true, "")
+	b.run("c1", "Edit", "", []string{"/repo/internal/x/x.go"}, true, "")
 	m := Apply(nil, []string{"repo:muse"}, Extract(b.episode()), t0)
 	if err := m.Validate(); err != nil {
 		t.Fatal(err)

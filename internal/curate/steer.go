@@ -366,8 +366,14 @@ var approvalWords = map[string]bool{
 }
 
 // approval reports a sentence that only agrees to go on: every subject word
-// is an acknowledgement, a go-ahead, a pointer back or a number.
+// is an acknowledgement, a go-ahead, a pointer back or a number, or it
+// opens on a go-ahead for what the agent proposed.
 func approval(s string) bool {
+	// "go ahead with the regression test", "proceed with the migration":
+	// whatever follows names what the agent proposed.
+	if ws := opening(s); len(ws) > 1 && (ws[0] == "go" && ws[1] == "ahead" || (ws[0] == "proceed" || ws[0] == "continue") && ws[1] == "with") {
+		return true
+	}
 	for w := range content(s) {
 		if !acks[w] && !approvalWords[w] && !stretched.MatchString(w) && strings.Trim(w, "0123456789") != "" {
 			return false

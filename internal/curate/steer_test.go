@@ -26,6 +26,8 @@ func TestUserMessageClasses(t *testing.T) {
 			"ok, let's implement this", nil},
 		{"a go-ahead",
 			"great, go ahead and ship them", nil},
+		{"a go-ahead naming the agent's proposal",
+			"Go ahead with the regression test.", nil},
 		{"a status remark",
 			"I put everything into one commit.", nil},
 		{"the user's own state is no rule",

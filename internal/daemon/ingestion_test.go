@@ -141,7 +141,8 @@ func TestDefaultWatches(t *testing.T) {
 	home := os.Getenv("HOME")
 	r := start(t, cfg)
 	waitFor(t, "the log line", func() bool { return strings.Contains(r.log.String(), "no watched folder exists yet") })
-	for _, want := range []string{"path=" + filepath.Join(home, ".claude", "projects"), "path=" + filepath.Join(home, ".codex", "sessions")} {
+	for _, want := range []string{"path=" + filepath.Join(home, ".claude", "projects"), "path=" + filepath.Join(home, ".codex", "sessions"),
+		"path=" + filepath.Join(home, ".gemini", "tmp")} {
 		if !strings.Contains(r.log.String(), want) {
 			t.Errorf("log lacks %q", want)
 		}
@@ -160,4 +161,41 @@ func TestDefaultWatches(t *testing.T) {
 		s, err := c.Sessions(context.Background())
 		return err == nil && len(s) == 1 && s[0].Agent == "codex"
 	})
+
+	// A Gemini CLI session, its project's path registered as Gemini
+	// registers it, and an older whole-file one beside it.
+	chats := filepath.Join(home, ".gemini", "tmp", "inventory", "chats")
+	if err := os.MkdirAll(chats, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(home, ".gemini", "projects.json"), []byte(`{"projects":{"/src/inventory":"inventory"}}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	chat := `{"sessionId":"3f2a9c1e-5b7d-4e21-8a90-1c2d3e4f5a6b","projectHash":"5d4c","startTime":"2026-11-20T10:00:00.000Z","lastUpdated":"2026-11-20T10:00:00.000Z","kind":"main"}` + "\n" +
+		`{"id":"u1","timestamp":"2026-11-20T10:00:01.000Z","type":"user","content":[{"text":"<hook_context>saved state</hook_context>\n\nfix Store.Return"}]}` + "\n"
+	legacy := "{\n  \"sessionId\": \"5b959dae-8655-4cd1-b10f-720b8c336ea2\",\n  \"projectHash\": \"5d4c\",\n  \"messages\": [\n    {\"id\": \"u2\", \"type\": \"user\", \"content\": \"hello\"}\n  ]\n}\n"
+	for name, content := range map[string]string{"session-2026-11-20T10-00-3f2a9c1e.jsonl": chat, "session-2025-12-01T21-45-5b959dae.json": legacy} {
+		if err := os.WriteFile(filepath.Join(chats, name), []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	waitFor(t, "the gemini sessions", func() bool {
+		s, err := c.Sessions(context.Background())
+		n := 0
+		for _, si := range s {
+			if si.Agent == "gemini" && slices.Contains(si.Scope, "dir:inventory") {
+				n++
+			}
+		}
+		return err == nil && n == 2
+	})
+	ev, err := c.Session(context.Background(), "3f2a9c1e-5b7d-4e21-8a90-1c2d3e4f5a6b", 0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range ev.Events {
+		if e.Event.Kind == "user_prompt" && e.Event.Text != "fix Store.Return" {
+			t.Errorf("the prompt kept the hook's context: %q", e.Event.Text)
+		}
+	}
 }

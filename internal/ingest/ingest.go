@@ -688,6 +688,9 @@ func (p *Pipeline) batch(ctx context.Context, w Watch, f *file) (more bool, err 
 // read reads and stores one batch of at most maxLines parsed lines (0: no
 // limit) of f.
 func (p *Pipeline) read(ctx context.Context, w Watch, f *file, maxLines int) (more bool, err error) {
+	if p.isWhole(w, f) {
+		return p.readWhole(ctx, w, f) // see whole.go
+	}
 	if err := p.loadResume(ctx, f); err != nil {
 		return false, err
 	}
@@ -775,13 +778,7 @@ func (p *Pipeline) read(ctx context.Context, w Watch, f *file, maxLines int) (mo
 		f.parser = nil
 		return false, err
 	}
-	p.bytes.Add(res.Bytes)
-	p.redactions.Add(redactions)
-	p.smu.Lock()
-	for reason, n := range f.skips {
-		p.skipped[reason] += n
-	}
-	p.smu.Unlock()
+	p.account(f, res.Bytes, redactions)
 	f.size = max(f.size, f.state.Size)
 	p.updateBacklog(f)
 	return res.More || errors.Is(err, errBatchFull), nil
@@ -895,6 +892,13 @@ func (p *Pipeline) quietTail(ctx context.Context, key string, f *file) {
 	} else {
 		p.log.Info("took an unterminated last line as complete", "path", f.state.Path, "bytes", n)
 	}
+	p.account(f, n, redactions)
+	p.updateBacklog(f)
+}
+
+// account adds a committed read of f to the pipeline's figures: the bytes
+// it consumed, the secrets it redacted, what it skipped and why.
+func (p *Pipeline) account(f *file, n, redactions int64) {
 	p.bytes.Add(n)
 	p.redactions.Add(redactions)
 	p.smu.Lock()
@@ -902,7 +906,6 @@ func (p *Pipeline) quietTail(ctx context.Context, key string, f *file) {
 		p.skipped[reason] += c
 	}
 	p.smu.Unlock()
-	p.updateBacklog(f)
 }
 
 // jsonValues reports whether b holds one or more complete JSON values and

@@ -660,8 +660,8 @@ func TestAutoDetect(t *testing.T) {
 }
 
 func TestUnknownWatchFormat(t *testing.T) {
-	_, err := New(openStore(t), Options{Watches: []Watch{{Name: "g", Format: "gemini"}}})
-	if err == nil || !strings.Contains(err.Error(), "gemini") {
+	_, err := New(openStore(t), Options{Watches: []Watch{{Name: "c", Format: "cursor"}}})
+	if err == nil || !strings.Contains(err.Error(), "cursor") {
 		t.Errorf("New = %v, want an error naming the format", err)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/medallionhq/medallion/internal/episode"
@@ -21,18 +22,24 @@ import (
 // cwd and event_msg / response_item twins a second apart.
 var stateFixtures = []struct {
 	watch Watch
-	rel   string // under ../transcript/testdata/transcripts
+	rel   string // under ../transcript/testdata/transcripts, or ../../testdata/transcripts for gemini
 }{
 	{Watch{Name: "cc", Format: "claude-code"}, "claude-code/5e551011-2222-4333-8444-000000000014.jsonl"},
 	{Watch{Name: "cx", Format: "codex"}, "codex/rollout-2026-03-02T10-00-00-019c9a10-aaaa-7bbb-8ccc-000000000014.jsonl"},
 	// An auto watch: the format, too, must survive the crash.
 	{Watch{Name: "auto", Format: FormatAuto}, "claude-code/5e551011-2222-4333-8444-000000000014.jsonl"},
+	// Session identity from the header, messages appended again.
+	{Watch{Name: "gm", Format: "gemini"}, "gemini/inventory/chats/session-2026-11-20T10-00-3f2a9c1e.jsonl"},
 }
 
 // fixtureLines reads a state fixture split after each '\n'.
 func fixtureLines(t *testing.T, rel string) [][]byte {
 	t.Helper()
-	data, err := os.ReadFile(filepath.Join("..", "transcript", "testdata", "transcripts", rel))
+	dir := filepath.Join("..", "transcript", "testdata", "transcripts")
+	if strings.HasPrefix(rel, "gemini/") {
+		dir = filepath.Join("..", "..", "testdata", "transcripts") // the golden fixtures
+	}
+	data, err := os.ReadFile(filepath.Join(dir, rel))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,6 +16,7 @@ import (
 	"cmp"
 	"encoding/json"
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 
@@ -78,13 +79,17 @@ const NoMedallionText = "No medallion exists for this scope yet: nothing was sav
 // important and is filled first.
 type section int
 
+// The order is the value of a line to the next session: the user's rules,
+// the open work and where the work stopped (the summary), then the known
+// fixes, then the decisions and the rest. A per-section floor (floor)
+// keeps a later kind from being starved by an earlier one.
 const (
 	secRules section = iota
-	secFixes
 	secHighQuestions
-	secQuestions
-	secDecisions
 	secSummary
+	secFixes
+	secDecisions
+	secQuestions
 	secSubsystems
 	secEntryPoints
 	numSections
@@ -373,27 +378,36 @@ func cutLine(d *doc, s section, n int) string {
 func (l *layout) selectItems(budget int) {
 	used := Tokens(l.preamble())
 	docStarted := make([]bool, len(l.docs))
-	for s := section(0); s < numSections; s++ {
-		for di, d := range l.docs {
-			for i, it := range d.items[s] {
-				cost := Tokens(it.line + "\n")
-				if i == 0 {
-					cost += Tokens(l.sectionHeading(s))
+	// The first pass takes each section's first floor items, the second
+	// the rest, both in priority order.
+	for _, limit := range []int{floor, math.MaxInt} {
+		for s := section(0); s < numSections; s++ {
+			for di, d := range l.docs {
+				for d.taken[s] < min(limit, len(d.items[s])) {
+					i := d.taken[s]
+					cost := Tokens(d.items[s][i].line + "\n")
+					if i == 0 {
+						cost += Tokens(l.sectionHeading(s))
+					}
+					if !docStarted[di] {
+						cost += Tokens(l.docHeading(d))
+					}
+					d.taken[s]++
+					if used+cost+l.reserve() > budget {
+						d.taken[s]--
+						break
+					}
+					used += cost
+					docStarted[di] = true
 				}
-				if !docStarted[di] {
-					cost += Tokens(l.docHeading(d))
-				}
-				d.taken[s]++
-				if used+cost+l.reserve() > budget {
-					d.taken[s]--
-					break
-				}
-				used += cost
-				docStarted[di] = true
 			}
 		}
 	}
 }
+
+// floor is how many items of every section are taken before any section
+// takes more: a long list of rules cannot push every fix and decision out.
+const floor = 2
 
 // reserve is what the cut lines of the current selection cost: the sum
 // over the lines cut lists, charged as markdown writes them.

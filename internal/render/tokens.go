@@ -31,3 +31,19 @@ func Tokens(s string) int {
 	// Integer ceiling of ascii/3.3, computed as ceil(ascii*10/33).
 	return (ascii*10+32)/33 + other
 }
+
+// Agents bound the context a session-start hook may add by their own
+// measures, not by tokens: Claude Code counts characters (JavaScript string
+// length, UTF-16 code units), Codex estimates tokens as bytes / 4. A budget
+// in Tokens converts into either exactly enough to be safe, for any text:
+// a text of at most B Tokens has at most 3.3·B ASCII bytes, and each
+// non-ASCII rune costs it one token while it takes at most two UTF-16 units
+// and four bytes. So its length is at most 3.3·B characters and 4·B bytes.
+
+// BudgetForChars is the largest budget whose every text is at most n
+// characters long, counted as UTF-16 code units.
+func BudgetForChars(n int) int { return max(n, 0) * 10 / 33 }
+
+// BudgetForBytes is the largest budget whose every text is at most n bytes
+// long in UTF-8.
+func BudgetForBytes(n int) int { return max(n, 0) / 4 }

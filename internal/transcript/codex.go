@@ -2,6 +2,7 @@ package transcript
 
 import (
 	"bytes"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -113,6 +114,32 @@ type cxPayload struct {
 	Message string
 	Images  []string // placeholders
 	Reason  string
+
+	// ContentKinds are a 0.169 message's content_item_kinds: where each
+	// content item came from ("user.text", "hooks.additional_context").
+	ContentKinds []string
+	// Item is an event_msg item_completed's item (0.169).
+	Item cxItem
+}
+
+// cxItem is the item of an event_msg item_completed: UserMessage and
+// AgentMessage repeat a response_item message, CommandExecution and the
+// others a tool call and its output.
+type cxItem struct {
+	Type    string
+	Content cxContent
+}
+
+func (it *cxItem) decode(raw []byte) {
+	o := newObjectIter(raw)
+	for o.next() {
+		switch string(o.key) {
+		case "type":
+			it.Type = jsonString(o.val)
+		case "content":
+			it.Content.decode(o.val)
+		}
+	}
 }
 
 func (p *cxPayload) decode(raw []byte) {
@@ -173,6 +200,18 @@ func (p *cxPayload) decode(raw []byte) {
 			}
 		case "reason":
 			p.Reason = jsonString(v)
+		case "item":
+			p.Item.decode(v)
+		case "internal_chat_message_metadata_passthrough":
+			m := newObjectIter(v)
+			for m.next() {
+				if string(m.key) == "content_item_kinds" {
+					a := newArrayIter(m.val)
+					for a.next() {
+						p.ContentKinds = append(p.ContentKinds, jsonString(a.val))
+					}
+				}
+			}
 		}
 	}
 }
@@ -301,6 +340,10 @@ func (p *Codex) record(out []Event, r *cxRecord, pos Position, index int) []Even
 		return p.responseItem(out, r, pos, index)
 	case "event_msg":
 		return p.eventMsg(out, r, pos, index)
+	case "world_state", "token_usage_record":
+		// 0.169: the environment and instructions in force (what
+		// turn_context and session_meta say), and token counts.
+		p.skip(pos, "noise:"+r.Type)
 	case "compacted":
 		e := p.base(r, pos, index)
 		e.ID = positionID("cx:", pos, index, 0)
@@ -437,6 +480,12 @@ func (p *Codex) message(out []Event, r *cxRecord, pos Position, index int) []Eve
 		p.skip(pos, "boilerplate")
 		return out
 	}
+	if slices.Contains(pl.ContentKinds, "hooks.additional_context") {
+		// What a hook added (our own save file among them), whatever
+		// role it was given.
+		p.skip(pos, "boilerplate")
+		return out
+	}
 	text := strings.TrimSpace(pl.Content.Text)
 	sub := ""
 	if kind == KindUserPrompt {
@@ -470,6 +519,9 @@ func codexBoilerplate(text string) (subtype string, skip bool) {
 		if strings.HasPrefix(text, prefix) {
 			return "", true
 		}
+	}
+	if isSaveFile(text) {
+		return "", true
 	}
 	switch {
 	case strings.HasPrefix(text, "<user_shell_command>"):
@@ -681,6 +733,8 @@ func (p *Codex) eventMsg(out []Event, r *cxRecord, pos Position, index int) []Ev
 			return out
 		}
 		return p.paired(out, r, pos, index, KindAssistantMessage, "", text, pl.Message, streamEvent)
+	case "item_completed":
+		return p.itemCompleted(out, r, pos, index)
 	case "turn_aborted":
 		e := p.base(r, pos, index)
 		e.ID = positionID("cx:", pos, index, 0)
@@ -709,7 +763,7 @@ func (p *Codex) eventMsg(out []Event, r *cxRecord, pos Position, index int) []Ev
 	case "token_count", "task_started", "task_complete", "turn_diff", "exec_command_begin",
 		"exec_command_output_delta", "patch_apply_begin", "mcp_tool_call_begin", "agent_message_delta",
 		"agent_reasoning_delta", "agent_reasoning_section_break", "background_event",
-		"item_started", "item_completed", "entered_review_mode", "exited_review_mode",
+		"item_started", "entered_review_mode", "exited_review_mode",
 		"thread_settings_applied", "sub_agent_activity", "mcp_startup_update", "mcp_startup_complete",
 		"user_message_delta", "shutdown_complete", "turn_context":
 		p.skip(pos, "noise:event_msg:"+pl.Type)
@@ -719,4 +773,39 @@ func (p *Codex) eventMsg(out []Event, r *cxRecord, pos Position, index int) []Ev
 		p.skip(pos, "unknown_type:event_msg/"+pl.Type)
 	}
 	return out
+}
+
+// itemCompleted reads a 0.169 item_completed: a UserMessage or AgentMessage
+// is the event_msg twin of a response_item message (the stream that 0.169
+// writes instead of user_message and agent_message); every other item
+// repeats a tool call or output of the response_item stream.
+func (p *Codex) itemCompleted(out []Event, r *cxRecord, pos Position, index int) []Event {
+	item := &r.Payload.Item
+	var kind Kind
+	switch item.Type {
+	case "UserMessage":
+		kind = KindUserPrompt
+	case "AgentMessage":
+		kind = KindAssistantMessage
+	case "":
+		p.skip(pos, "unknown_type:event_msg/item_completed/<none>")
+		return out
+	default:
+		p.skip(pos, "duplicate")
+		return out
+	}
+	text := strings.TrimSpace(item.Content.Text)
+	if text == "" && strings.TrimSpace(item.Content.Shown) == "" {
+		p.skip(pos, "empty_text")
+		return out
+	}
+	sub := ""
+	if kind == KindUserPrompt {
+		var skip bool
+		if sub, skip = codexBoilerplate(text); skip {
+			p.skip(pos, "boilerplate")
+			return out
+		}
+	}
+	return p.paired(out, r, pos, index, kind, sub, text, item.Content.Shown, streamEvent)
 }

@@ -73,6 +73,7 @@ const (
 const (
 	AgentClaudeCode = "claude-code"
 	AgentCodex      = "codex"
+	AgentGemini     = "gemini"
 )
 
 // Todo is one item of an agent's todo list or plan.
@@ -278,6 +279,17 @@ type Parser interface {
 	Stats() Stats
 }
 
+// WholeFile is implemented by parsers of formats some of whose files are
+// one JSON document rewritten whole on every change (Gemini CLI up to 0.38)
+// rather than appended line by line. The ingest pipeline hands such a file
+// to ParseLine whole, at offset 0, each time it changed, and saves the
+// parser's state (Stateful) with it, so the parser emits only what is new
+// since the last read, across restarts too.
+type WholeFile interface {
+	// WholeFile reports whether the file at path is such a document.
+	WholeFile(path string) bool
+}
+
 // Format names a transcript format.
 type Format string
 
@@ -286,10 +298,11 @@ const (
 	FormatClaudeCode Format = "claude-code"
 	FormatCodex      Format = "codex"
 	FormatJSONL      Format = "jsonl"
+	FormatGemini     Format = "gemini"
 )
 
 // Formats lists the supported formats.
-var Formats = []Format{FormatClaudeCode, FormatCodex, FormatJSONL}
+var Formats = []Format{FormatClaudeCode, FormatCodex, FormatGemini, FormatJSONL}
 
 // New returns a Parser for format.
 func New(format Format, opts Options) (Parser, error) {
@@ -300,6 +313,8 @@ func New(format Format, opts Options) (Parser, error) {
 		return NewCodex(opts), nil
 	case FormatJSONL:
 		return NewJSONL(opts), nil
+	case FormatGemini:
+		return NewGemini(opts), nil
 	}
 	return nil, fmt.Errorf("unknown transcript format %q (want one of %v)", format, Formats)
 }

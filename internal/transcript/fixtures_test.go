@@ -21,6 +21,7 @@ const fixtureDir = "../../testdata/transcripts"
 var fixtureFormat = map[string]Format{
 	"claude-code": FormatClaudeCode,
 	"codex":       FormatCodex,
+	"gemini":      FormatGemini,
 	"jsonl":       FormatJSONL,
 }
 
@@ -462,7 +463,7 @@ func TestCodexFixture(t *testing.T) {
 	})
 	t.Run("counts", func(t *testing.T) {
 		for reason, n := range map[string]int{
-			"boilerplate": 3, "invalid_json": 1, "unknown_type:world_state": 1,
+			"boilerplate": 3, "invalid_json": 1, "noise:world_state": 1,
 			"unknown_type:event_msg/ghost_mode_toggled": 1, "noise:event_msg:token_count": 1,
 			// prompt, reasoning, 2 answers, 2 continues, image prompt twins;
 			// exec_command_end, patch_apply_end, plan_update, web_search_end,

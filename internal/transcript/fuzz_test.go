@@ -16,6 +16,8 @@ func FuzzParseLine(f *testing.F) {
 	f.Add([]byte(`{"type":"user","sessionId":"s","uuid":"u","message":{"role":"user","content":"hi"}}`))
 	f.Add([]byte(`{"timestamp":"2026-03-02T10:15:00Z","type":"event_msg","payload":{"type":"user_message","message":"hi"}}`))
 	f.Add([]byte(`{"kind":"tool_result","exit_code":1,"text":"boom"}`))
+	f.Add([]byte(`{"id":"g","type":"gemini","content":"ok","thoughts":[{"subject":"s","description":"d"}],"toolCalls":[{"id":"c","name":"run_shell_command","args":{"command":"ls"},"status":"success","result":[{"functionResponse":{"id":"c","response":{"output":"Output: x\nExit Code: 1"}}}]}]}`))
+	f.Add([]byte(`{"id":"u","type":"user","content":[{"text":"<hook_context>x</hook_context>\n\nhi"}]}`))
 	opts := Options{MaxText: 300, MaxMessageText: 600}
 	f.Fuzz(func(t *testing.T, line []byte) {
 		for _, format := range Formats {

@@ -121,12 +121,15 @@ func Detect(firstLine []byte) Format {
 		UUID      string          `json:"uuid"`
 		LeafUUID  string          `json:"leafUuid"`
 		MessageID string          `json:"messageId"`
+		Project   string          `json:"projectHash"`
 	}
 	dec := json.NewDecoder(strings.NewReader(string(firstLine)))
 	if dec.Decode(&probe) != nil {
 		return ""
 	}
 	switch {
+	case probe.SessionID != "" && probe.Project != "":
+		return FormatGemini
 	case len(probe.Payload) > 0 && probe.Type != "":
 		return FormatCodex
 	case probe.Kind.Valid():

@@ -203,6 +203,7 @@ func TestDetect(t *testing.T) {
 		{`{"type":"file-history-snapshot","messageId":"m","snapshot":{},"isSnapshotUpdate":false}`, FormatClaudeCode},
 		{`{"type":"queue-operation","operation":"dequeue","timestamp":"t","sessionId":"s"}`, FormatClaudeCode},
 		{`{"kind":"user_prompt","text":"hi"}`, FormatJSONL},
+		{`{"sessionId":"s","projectHash":"9da8","startTime":"t","lastUpdated":"t","kind":"main"}`, FormatGemini},
 		{`{"kind":"telemetry"}`, ""},
 		{`not json`, ""},
 		{`{"sessionId":42}`, ""},
@@ -221,6 +222,7 @@ func TestEventsOwnTheirText(t *testing.T) {
 		FormatClaudeCode: `{"type":"assistant","sessionId":"s","uuid":"u","message":{"id":"m","content":[{"type":"tool_use","id":"t","name":"Bash","input":{"command":"go test ./...","description":"run"}}]}}`,
 		FormatCodex:      `{"timestamp":"2026-03-02T10:15:00Z","type":"response_item","payload":{"type":"function_call","name":"exec_command","arguments":"{\"cmd\":\"go test ./...\"}","call_id":"c"}}`,
 		FormatJSONL:      `{"kind":"tool_call","session_id":"s","tool":"shell","command":"go test ./...","text":"go test ./..."}`,
+		FormatGemini:     `{"id":"m","type":"gemini","content":"","toolCalls":[{"id":"c","name":"run_shell_command","args":{"command":"go test ./..."}}]}`,
 	}
 	for format, line := range lines {
 		p, _ := New(format, Options{})

@@ -35,6 +35,7 @@ type Stateful interface {
 var (
 	_ Stateful = (*ClaudeCode)(nil)
 	_ Stateful = (*Codex)(nil)
+	_ Stateful = (*Gemini)(nil)
 )
 
 // stateVersion is the version of every adapter's state encoding. Bump it
@@ -200,6 +201,50 @@ func (p *Codex) UnmarshalState(data []byte) error {
 	p.pending = p.pending[:0]
 	for _, m := range s.Pending[max(len(s.Pending)-pairWindow-1, 0):] {
 		p.pending = append(p.pending, pendingMessage{id: m.ID, kind: m.Kind, text: m.Text, stream: m.Stream, record: m.Record})
+	}
+	return nil
+}
+
+// gmState is the saved memory of a Gemini parser.
+type gmState struct {
+	stateHeader
+	Session    string `json:"session,omitempty"`
+	Parent     string `json:"parent,omitempty"`
+	CWD        string `json:"cwd,omitempty"`
+	HeaderSeen bool   `json:"header_seen,omitempty"`
+	LookedUp   bool   `json:"looked_up,omitempty"`
+	Rewinds    int    `json:"rewinds,omitempty"`
+	// Emitted are the textKeys of the ids emitted, oldest first.
+	Emitted []string `json:"emitted,omitempty"`
+}
+
+// MarshalState encodes the session identity and cwd, and which events were
+// emitted, so that a message appended again or a whole file read again
+// after a restart yields only what is new.
+func (p *Gemini) MarshalState() ([]byte, error) {
+	return json.Marshal(&gmState{
+		stateHeader: stateHeader{V: stateVersion, Format: FormatGemini},
+		Session:     p.session, Parent: p.parent, CWD: p.cwd,
+		HeaderSeen: p.headerSeen, LookedUp: p.lookedUp, Rewinds: p.rewinds,
+		Emitted: p.order,
+	})
+}
+
+// UnmarshalState restores a state from MarshalState.
+func (p *Gemini) UnmarshalState(data []byte) error {
+	var s gmState
+	if err := json.Unmarshal(data, &s); err != nil {
+		return fmt.Errorf("decode gemini parser state: %w", err)
+	}
+	if err := s.check(FormatGemini); err != nil {
+		return err
+	}
+	p.session, p.parent, p.cwd = s.Session, s.Parent, s.CWD
+	p.headerSeen, p.lookedUp, p.rewinds = s.HeaderSeen, s.LookedUp, s.Rewinds
+	p.order = s.Emitted[max(len(s.Emitted)-maxGeminiLegacyEmitted, 0):]
+	p.emitted = make(map[string]struct{}, len(p.order))
+	for _, k := range p.order {
+		p.emitted[k] = struct{}{}
 	}
 	return nil
 }

@@ -20,6 +20,9 @@ var stateFixtures = []struct {
 }{
 	{FormatClaudeCode, "testdata/transcripts/claude-code/5e551011-2222-4333-8444-000000000014.jsonl"},
 	{FormatCodex, "testdata/transcripts/codex/rollout-2026-03-02T10-00-00-019c9a10-aaaa-7bbb-8ccc-000000000014.jsonl"},
+	// Session identity from the header, messages appended again, a
+	// conversation re-sent by $set.
+	{FormatGemini, fixtureDir + "/gemini/inventory/chats/session-2026-11-20T10-00-3f2a9c1e.jsonl"},
 }
 
 // parseFrom parses lines[from:] of data (split after '\n') with p and

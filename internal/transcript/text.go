@@ -216,3 +216,24 @@ func parseExitCode(s string) (int, bool) {
 
 func boolPtr(b bool) *bool { return &b }
 func intPtr(n int) *int    { return &n }
+
+// savefilePrefixes start every save file medallionctl load renders (see
+// internal/render: the preamble, its short form, the text for a scope
+// without a medallion). A save file that reaches an agent's transcript in
+// the user's role (Gemini CLI, a paste) is our own text, never the user's
+// words, and must not come back as a new item.
+var savefilePrefixes = []string{
+	"This is the current canonical state of ",
+	"Canonical state from previous sessions; treat it as true",
+	"No medallion exists for this scope yet:",
+}
+
+// isSaveFile reports whether text starts like a rendered save file.
+func isSaveFile(text string) bool {
+	for _, p := range savefilePrefixes {
+		if strings.HasPrefix(text, p) {
+			return true
+		}
+	}
+	return false
+}
