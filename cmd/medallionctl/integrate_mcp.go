@@ -3,9 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -24,8 +22,8 @@ const mcpServerName = "medallion"
 // mcpClient is an MCP client whose config integrate mcp writes.
 type mcpClient struct {
 	name string
-	// config is the default config file (home is the user's home).
-	config func(home string) string
+	// config finds the default config file.
+	config func() (string, error)
 	// toml: Codex's config.toml ([mcp_servers.NAME] tables); else a JSON
 	// file with an "mcpServers" object.
 	toml bool
@@ -33,31 +31,33 @@ type mcpClient struct {
 
 var mcpClients = []mcpClient{
 	{name: "claude-desktop", config: claudeDesktopConfig},
-	{name: "cursor", config: func(home string) string { return filepath.Join(home, ".cursor", "mcp.json") }},
-	{name: "codex", toml: true, config: func(home string) string {
-		if h := os.Getenv("CODEX_HOME"); h != "" {
-			return filepath.Join(h, "config.toml")
-		}
-		return filepath.Join(home, ".codex", "config.toml")
+	{name: "cursor", config: homeFile(".cursor", "mcp.json")},
+	{name: "codex", toml: true, config: func() (string, error) {
+		home, err := codexHome()
+		return filepath.Join(home, "config.toml"), err
 	}},
-	{name: "gemini", config: func(home string) string { return filepath.Join(home, ".gemini", "settings.json") }},
+	{name: "gemini", config: homeFile(".gemini", "settings.json")},
 }
 
 // claudeDesktopConfig is where Claude Desktop reads its MCP servers.
-func claudeDesktopConfig(home string) string {
+func claudeDesktopConfig() (string, error) {
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return "", err
+	}
 	switch runtime.GOOS {
 	case "darwin":
-		return filepath.Join(home, "Library", "Application Support", "Claude", "claude_desktop_config.json")
+		return filepath.Join(home, "Library", "Application Support", "Claude", "claude_desktop_config.json"), nil
 	case "windows":
 		if d := os.Getenv("APPDATA"); d != "" {
-			return filepath.Join(d, "Claude", "claude_desktop_config.json")
+			return filepath.Join(d, "Claude", "claude_desktop_config.json"), nil
 		}
 	}
 	dir := os.Getenv("XDG_CONFIG_HOME")
 	if dir == "" {
 		dir = filepath.Join(home, ".config")
 	}
-	return filepath.Join(dir, "Claude", "claude_desktop_config.json")
+	return filepath.Join(dir, "Claude", "claude_desktop_config.json"), nil
 }
 
 func mcpClientNames() []string {
@@ -126,11 +126,10 @@ desktop do not see your shell's PATH.`,
 		}
 		client := mcpClients[i]
 		if config == "" {
-			home, err := os.UserHomeDir()
-			if err != nil {
+			var err error
+			if config, err = client.config(); err != nil {
 				return fmt.Errorf("find %s's config: %w (give --config FILE)", client.name, err)
 			}
-			config = client.config(home)
 		}
 		entry, err := a.mcpEntry()
 		if err != nil {
@@ -232,7 +231,7 @@ func (a *app) editMCPConfig(c mcpClient, path string, entry *mcpEntry, dryRun bo
 		_, err := a.stdout.Write(diff.Diff(path, sf.text, path+" (new)", text))
 		return err
 	}
-	if err := a.writeSettings(sf, text); err != nil {
+	if err := a.writeFile(sf, text); err != nil {
 		return err
 	}
 	if entry == nil {
@@ -249,11 +248,11 @@ func readConfigFile(c mcpClient, path string) (*settingsFile, error) {
 	if !c.toml {
 		return readSettings(path)
 	}
-	text, err := os.ReadFile(path)
-	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return nil, fmt.Errorf("read %s: %w", path, err)
+	text, exists, err := readOptional(path)
+	if err != nil {
+		return nil, err
 	}
-	return &settingsFile{path: path, exists: err == nil, text: text}, nil
+	return &settingsFile{path: path, exists: exists, text: text}, nil
 }
 
 // editMCPServers returns the JSON config with mcpServers.medallion set to
