@@ -47,9 +47,6 @@ func TestDemo(t *testing.T) {
 		"Treat it as true unless the user says otherwise.",
 		// the user's correction, in their words
 		"never edit generated files; change the .proto and run make gen instead",
-		// the known fix: the failing test and the command that then passed
-		"TestExportTempoChange",
-		"go test ./internal/midi/...",
 		// the todos still open
 		"Document make gen in CONTRIBUTING.md",
 		// the second part: a new rule, the go vet fix, a todo done
@@ -65,6 +62,11 @@ func TestDemo(t *testing.T) {
 		if !strings.Contains(got, want) {
 			t.Errorf("demo output lacks %q", want)
 		}
+	}
+	// The agent's first fix edited the generated score.pb.go, which the
+	// user's rule forbids: the save file does not teach it.
+	if strings.Contains(got, "edit internal/pb/score.pb.go") {
+		t.Error("the save file keeps a fix that breaks the user's rule (edit internal/pb/score.pb.go)")
 	}
 	if t.Failed() {
 		t.Logf("demo output:\n%s", got)
