@@ -251,6 +251,10 @@ type IngestStatus struct {
 	Skipped map[string]int64 `json:"skipped"`
 	// Redactions counts secrets replaced before storage.
 	Redactions int64 `json:"redactions"`
+	// RedactionsByKind counts, by kind ("aws-access-key", "high-entropy"
+	// …), every secret the daemon replaced since it started: in transcripts
+	// and in medallion writes.
+	RedactionsByKind map[string]int64 `json:"redactions_by_kind,omitempty"`
 	// BacklogBytes is how many bytes of tracked files are not ingested yet:
 	// how far behind the daemon is.
 	BacklogBytes int64 `json:"backlog_bytes"`

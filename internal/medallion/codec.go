@@ -28,11 +28,13 @@ import (
 // binaryV1 is the first byte of version 1 of the binary encoding.
 // binaryV2 appends Evidence after the affordances; version 1 encodings
 // (written before evidence existed) still decode, with no evidence.
-// binaryV3 appends Review after Evidence.
+// binaryV3 appends Review after Evidence, binaryV4 Pinned and Forgotten
+// after Review.
 const (
 	binaryV1 = 0x01
 	binaryV2 = 0x02
 	binaryV3 = 0x03
+	binaryV4 = 0x04
 )
 
 // codecFields lists every field the binary encoding carries, by Go path
@@ -75,6 +77,11 @@ var codecFields = []string{
 	"Review[].Text",
 	"Review[].Source",
 	"Review[].State",
+	"Pinned[].Item",
+	"Pinned[].Text",
+	"Forgotten[].Kind",
+	"Forgotten[].Fingerprint",
+	"Forgotten[].EventIDs",
 }
 
 // MarshalBinary encodes m in the store's compact binary form (see
@@ -98,7 +105,7 @@ func (m *Medallion) MarshalBinaryUnits() (b []byte, ends []int) {
 }
 
 func (m *Medallion) encode(e *encoder) {
-	e.b = append(e.b, binaryV3)
+	e.b = append(e.b, binaryV4)
 
 	e.string(m.Meta.MedallionID)
 	e.string(m.Meta.SchemaVersion)
@@ -158,6 +165,18 @@ func (m *Medallion) encode(e *encoder) {
 		e.string(r.Text)
 		e.string(r.Source)
 		e.string(string(r.State))
+	}
+
+	e.count(len(m.Pinned))
+	for _, p := range m.Pinned {
+		e.string(p.Item)
+		e.string(p.Text)
+	}
+	e.count(len(m.Forgotten))
+	for _, f := range m.Forgotten {
+		e.string(f.Kind)
+		e.string(f.Fingerprint)
+		e.strings(f.EventIDs)
 	}
 }
 
@@ -320,6 +339,28 @@ func (m *Medallion) UnmarshalBinary(b []byte) error {
 			}
 		}
 	}
+	if b[0] >= binaryV4 {
+		// Two empty strings at least.
+		if n := d.count(2); n > 0 {
+			out.Pinned = make([]Pin, n)
+			for i := range out.Pinned {
+				out.Pinned[i].Item = d.string()
+				out.Pinned[i].Text = d.string()
+			}
+		}
+		// Two empty strings and an empty list at least.
+		if n := d.count(3); n > 0 {
+			out.Forgotten = make([]Forgotten, n)
+			for i := range out.Forgotten {
+				f := &out.Forgotten[i]
+				f.Kind = d.string()
+				f.Fingerprint = d.string()
+				if ids := d.strings(); len(ids) > 0 {
+					f.EventIDs = ids
+				}
+			}
+		}
+	}
 
 	if d.err == nil && d.off != len(b) {
 		d.fail(fmt.Errorf("%d bytes after the last field", len(b)-d.off))
@@ -337,7 +378,7 @@ func checkFormat(b []byte) error {
 	if len(b) == 0 {
 		return errors.New("medallion binary: empty input")
 	}
-	if b[0] != binaryV1 && b[0] != binaryV2 && b[0] != binaryV3 {
+	if b[0] < binaryV1 || b[0] > binaryV4 {
 		return fmt.Errorf("medallion binary: unknown format byte 0x%02x", b[0])
 	}
 	return nil

@@ -188,7 +188,7 @@ func TestUnmarshalBinaryErrors(t *testing.T) {
 	}{
 		{"empty", nil, "empty input"},
 		{"JSON", jsonText, "unknown format byte 0x7b"},
-		{"next format", append([]byte{0x04}, good[1:]...), "unknown format byte 0x04"},
+		{"next format", append([]byte{0x05}, good[1:]...), "unknown format byte 0x05"},
 		{"format byte only", []byte{binaryV1}, "truncated"},
 		{"trailing byte", append(slices.Clone(good), 0), "1 bytes after the last field"},
 		{"string past the end", []byte{binaryV1, 0x7f, 'a'}, "string of 127 bytes exceeds the 1 bytes left"},

@@ -433,16 +433,20 @@ func (b *Badger) Close() error {
 	return b.closeErr
 }
 
-// DiskUsage is the size in bytes of the LSM tree and value log, as Badger
-// last measured them (at Open, then once a minute).
+// DiskUsage is the disk space the store's files take now, as du counts
+// it. Badger's own figure (db.Size) is refreshed once a minute and says
+// 0 B for a store that was just created, with medallions in it.
 func (b *Badger) DiskUsage() int64 {
 	b.mu.RLock()
 	defer b.mu.RUnlock()
 	if b.closed {
 		return 0
 	}
-	lsm, vlog := b.db.Size()
-	return lsm + vlog
+	n, err := allocatedBytes(b.dir, func(string) bool { return true })
+	if err != nil {
+		b.logger.Warn("measure store size", "error", err)
+	}
+	return n
 }
 
 // begin guards a call: it fails on a cancelled context or a closed store,
