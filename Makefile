@@ -2,7 +2,8 @@
 #
 #   make demo     build and run the daemon on a throwaway data dir, and show it working
 #   make test     what CI runs: gofmt check, go vet, staticcheck, go test -race
-#   make bench    the benchmarks whose figures are in the README
+#   make bench    the benchmarks whose figures are in the README (MEDALLION_PERF=1 adds the
+#                 10,000-version history and the million-medallion store; minutes)
 #   make eval     score Tier 0 curation against the hand labels in ../shared/corpus/labels
 #   make eval-llm Tier 0 against Tier 0 + Tier 1 with recorded model answers (../shared/eval/llm_replay.py)
 #   make eval-baseline  rewrite testdata/eval/baseline.json, the eval's ratchet (say why in the commit)

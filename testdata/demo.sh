@@ -4,7 +4,9 @@
 # replays a Claude Code session (testdata/demo/) into that folder line by
 # line, the way the agent writes it; checkpoints it; and prints what the
 # next session would start with (medallionctl load), then how the medallion
-# evolved when the session went on (history and diff).
+# evolved when the session went on (history and diff). It says when the
+# daemon checkpointed by itself (a version number that jumps), and shows
+# the SessionStart hook's JSON: what Claude Code hands the agent.
 #
 # Usage: sh testdata/demo.sh BIN_DIR
 # MEDALLION_DEMO_DELAY sets the pause between two transcript lines
@@ -135,13 +137,42 @@ mctl list --node repo:muse -o json >"$work/list.json"
 id=$(sed -n 's/.*"medallion_id": "\([^"]*\)".*/\1/p' "$work/list.json" | head -n 1)
 first=$(sed -n 's/^ *"version": \([0-9]*\).*/\1/p' "$work/list.json" | head -n 1)
 [ -n "$id" ] && [ -n "$first" ] || fail "the checkpoint stored no medallion for repo:muse"
+# auto SINCE NOW MANUAL: say so when the version jumped by more than the
+# checkpoints the demo asked for (MANUAL): the daemon checkpointed by
+# itself meanwhile.
+auto() {
+	n=$(($2 - $1 - $3))
+	if [ "$n" -gt 0 ]; then
+		times=times; [ "$n" -eq 1 ] && times=time
+		echo "(version $2, not $(($1 + $3)): the daemon also checkpointed $n $times by itself while the"
+		echo " session ran — an error followed by its fix and a user correction are significant"
+		echo " events, curated at once; \"medallionctl history $id\" lists every version)"
+		echo
+	fi
+}
+auto 0 "$first" 1
 
 echo "== what the next session in $repo starts with"
 ctl load --node repo:muse
 
+# What Claude Code itself runs at SessionStart (medallionctl integrate
+# claude-code installs it) and hands the agent: the same save file, as the
+# hook's JSON.
+hook_input="{\"session_id\":\"next-session\",\"cwd\":\"$repo\",\"hook_event_name\":\"SessionStart\",\"source\":\"startup\"}"
+echo "== what the agent receives: Claude Code runs the SessionStart hook with"
+echo "   $hook_input"
+echo "\$ medallionctl hook claude-code"
+printf '%s' "$hook_input" | mctl hook claude-code || fail "medallionctl hook claude-code failed"
+echo
+echo
+
 echo "== the session goes on: the regression test, a go vet error fixed, a new rule"
 replay "$here/demo/session-2.jsonl"
 ctl checkpoint --session "$session"
+
+mctl list --node repo:muse -o json >"$work/list.json"
+second=$(sed -n 's/^ *"version": \([0-9]*\).*/\1/p' "$work/list.json" | head -n 1)
+auto "$first" "$second" 1
 
 echo "== how the medallion evolved"
 ctl history "$id"

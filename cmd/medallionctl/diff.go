@@ -32,7 +32,8 @@ the changes as a structure.`,
 		Example: `  medallionctl diff muse-project-state
   medallionctl diff muse-project-state --from 1 --to 4
   medallionctl diff muse-project-state -o json`,
-		Args: exactArgs("ID"),
+		Args:              exactArgs("ID"),
+		ValidArgsFunction: a.completeIDs,
 	}
 	out := addOutputFlag(cmd)
 	cmd.Flags().IntVar(&from, "from", 0, "compare from version `N` (default: the one before --to)")
@@ -134,6 +135,8 @@ func renderDiff(w io.Writer, ch *history.Changes) error {
 			case history.Changed:
 				p.linef("  ~ %s", cell(s.Name))
 				fieldLines(p, s.Fields)
+			case history.Forgotten:
+				p.linef("  - %s  (forgotten: removed by you)", cell(s.Name))
 			default:
 				p.linef("  - %s", cell(s.Name))
 			}
@@ -154,6 +157,8 @@ func renderDiff(w io.Writer, ch *history.Changes) error {
 				fieldLines(p, d.Fields)
 			case history.Superseded:
 				p.linef("  - %s  %s  (superseded by %s)", cell(d.ID), text(d.From.Statement, "      "), cell(d.By))
+			case history.Forgotten:
+				p.linef("  - %s  %s  (forgotten: removed by you)", cell(d.ID), text(d.From.Statement, "      "))
 			default:
 				p.linef("  - %s  %s", cell(d.ID), text(d.From.Statement, "      "))
 			}
@@ -174,7 +179,10 @@ func renderDiff(w io.Writer, ch *history.Changes) error {
 				fieldLines(p, q.Fields)
 			default:
 				how := "resolved"
-				if q.By != "" {
+				switch {
+				case q.Kind == history.Forgotten:
+					how = "forgotten: removed by you"
+				case q.By != "":
 					how = "resolved by " + cell(q.By)
 				}
 				p.linef("  - %s  %s  (%s)", cell(q.ID), text(q.From.Question, "      "), how)
@@ -195,7 +203,11 @@ func renderDiff(w io.Writer, ch *history.Changes) error {
 		}
 		p.section(s.title)
 		for _, it := range s.items {
-			p.linef("  %s %s", it.Kind.Marker(), text(it.Text, "    "))
+			how := ""
+			if it.Kind == history.Forgotten {
+				how = "  (forgotten: removed by you)"
+			}
+			p.linef("  %s %s%s", it.Kind.Marker(), text(it.Text, "    "), how)
 		}
 	}
 
@@ -212,6 +224,20 @@ func renderDiff(w io.Writer, ch *history.Changes) error {
 				continue
 			}
 			p.linef("  ~ %s  %s → %s", name, cell(string(r.From)), cell(string(r.To)))
+		}
+	}
+	if len(ch.Pins) > 0 {
+		p.section("Pinned by you")
+		for _, pin := range ch.Pins {
+			name := cell(pin.Item)
+			if pin.Text != "" {
+				name += " " + strconv.Quote(clip(cell(pin.Text), 60))
+			}
+			what := "pinned"
+			if pin.Kind == history.Removed {
+				what = "unpinned"
+			}
+			p.linef("  %s %s  %s", pin.Kind.Marker(), name, what)
 		}
 	}
 	return p.err

@@ -16,7 +16,8 @@ an LLM, or user) and its status. Every update keeps the previous version, so
 any of them can be read back with "medallionctl show ID --version N".`,
 		Example: `  medallionctl history muse-project-state
   medallionctl history muse-project-state -o json`,
-		Args: exactArgs("ID"),
+		Args:              exactArgs("ID"),
+		ValidArgsFunction: a.completeIDs,
 	}
 	out := addOutputFlag(cmd)
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {

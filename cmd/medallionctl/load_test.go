@@ -89,7 +89,8 @@ func TestLoadUsageErrors(t *testing.T) {
 	}{
 		{[]string{"load"}, "load needs a scope"},
 		{[]string{"load", "--cwd", ".", "--node", "repo:x"}, "not both"},
-		{[]string{"load", "--node", "repo:x", "--format", "html"}, "--format must be"},
+		{[]string{"load", "--node", "repo:x", "-o", "html"}, "must be markdown or json"},
+		{[]string{"load", "--node", "repo:x", "--format", "table"}, "must be markdown or json"},
 		{[]string{"load", "--node", "repo:x", "--budget", "0"}, "--budget must be"},
 		{[]string{"hook", "cursor"}, "unknown agent"},
 		{[]string{"integrate", "cursor"}, "unknown agent"},

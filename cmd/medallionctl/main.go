@@ -20,6 +20,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/medallionhq/medallion/internal/api"
 	"github.com/medallionhq/medallion/internal/client"
 	"github.com/medallionhq/medallion/internal/paths"
 )
@@ -44,6 +45,10 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	cmd, err := root.ExecuteContextC(ctx)
 	if err == nil {
 		return 0
+	}
+	var code exitCode
+	if errors.As(err, &code) {
+		return int(code)
 	}
 	fmt.Fprintf(stderr, "medallionctl: %v\n", err)
 	var ue usageError
@@ -192,7 +197,12 @@ func (a *app) commands() []namedCommand {
 		{"search", a.searchCommand},
 		{"mcp", a.mcpCommand},
 		{"review", a.reviewCommand},
+		{"forget", func() *cobra.Command { return a.itemCommand(api.ItemForget) }},
+		{"edit", func() *cobra.Command { return a.itemCommand(api.ItemEdit) }},
+		{"pin", func() *cobra.Command { return a.itemCommand(api.ItemPin) }},
+		{"unpin", func() *cobra.Command { return a.itemCommand(api.ItemUnpin) }},
 		{"llm", a.llmCommand},
+		{"doctor", a.doctorCommand},
 		{"hook", a.hookCommand},
 		{"integrate", a.integrateCommand},
 		{"schema", a.schemaCommand},

@@ -15,20 +15,23 @@ import (
 // them all.
 const maxEventIDs = 6
 
-// addressHelp teaches the item addresses; every review command shows it.
+// addressHelp teaches the item addresses; every review and item command
+// shows it.
 const addressHelp = `An ITEM is written MEDALLION_ID:REF, or REF alone when only one medallion
-(of --node/--tag, when given) holds a model-made item at REF. REF is:
+(of --node/--tag, when given) holds such an item at REF. REF is:
 
   D-003              a decision, by its id
   Q-001              an open question, by its id
   invariant:2        the 2nd invariant (rules), counting from 1
   avoid_repeating:1  the 1st "avoid repeating" item (known fixes)
   entry_point:3      the 3rd recommended entry point
+  subsystem:1        the 1st subsystem (not for review: no model writes them)
   summary            the summary paragraph
 
-"medallionctl review" prints every pending item with its address. List
-positions are those of the medallion as it stands: rejecting invariant:2
-moves invariant:3 up to invariant:2, so list again before the next one.`
+"medallionctl show ID" shows a medallion's items, "medallionctl review" the
+model-made ones, with their addresses. List positions are those of the
+medallion as it stands: removing invariant:2 moves invariant:3 up to
+invariant:2, so list again before the next one.`
 
 func (a *app) reviewCommand() *cobra.Command {
 	var req client.ReviewRequest
@@ -250,15 +253,26 @@ rest of the item (a decision's rationale, a question's priority) is kept.`,
 
 // printChanges says what an action did, one line per item.
 func printChanges(w io.Writer, action string, all bool, req api.ReviewActionRequest, resp *api.ReviewActionResponse) error {
-	p := &printer{w: w}
 	past := map[string]string{api.ReviewApprove: "approved", api.ReviewReject: "rejected", api.ReviewEdit: "edited"}[action]
 	if len(resp.Changes) == 0 {
+		p := &printer{w: w}
 		scope := append(append([]string{}, req.Nodes...), req.Tags...)
 		p.linef("nothing pending in %s: nothing %s", cell(strings.Join(scope, ", ")), past)
 		return p.err
 	}
+	changes := make([]api.ItemChange, len(resp.Changes))
+	for i, c := range resp.Changes {
+		changes[i] = c.ItemChange
+	}
+	return printItemChanges(w, past, all, changes)
+}
+
+// printItemChanges says what a review or item action did (past: its verb
+// in the past tense), one line per item, and with all a total.
+func printItemChanges(w io.Writer, past string, all bool, changes []api.ItemChange) error {
+	p := &printer{w: w}
 	mids := map[string]bool{}
-	for _, c := range resp.Changes {
+	for _, c := range changes {
 		mids[c.MedallionID] = true
 		addr := cell(c.MedallionID) + ":" + cell(c.Ref)
 		if c.Note != "" {
@@ -268,7 +282,7 @@ func printChanges(w io.Writer, action string, all bool, req api.ReviewActionRequ
 		p.linef("%s %s (version %d): %s", past, addr, c.Version, cell(clip(c.Text, 100)))
 	}
 	if all {
-		p.linef("%s %s in %s", plural(len(resp.Changes), "item"), past, plural(len(mids), "medallion"))
+		p.linef("%s %s in %s", plural(len(changes), "item"), past, plural(len(mids), "medallion"))
 	}
 	return p.err
 }

@@ -152,7 +152,7 @@ func ingestStatus() *api.IngestStatus {
 		WatchedDirs: 9, Files: 3,
 		Bytes: 5<<20 + 300<<10, Lines: 1234, Events: 1180, Duplicates: 4,
 		Skipped:    map[string]int64{"invalid_json": 2, "noise:progress": 40, "line_too_long": 1, "unknown_type:x-custom": 2, "boilerplate": 0},
-		Redactions: 3, BacklogBytes: 0, LastIngestAt: "2025-11-17T09:27:01.000000Z",
+		Redactions: 3, RedactionsByKind: map[string]int64{"high-entropy": 2, "aws-access-key": 1}, BacklogBytes: 0, LastIngestAt: "2025-11-17T09:27:01.000000Z",
 		Sessions: 4, BufferedEvents: 27, Checkpoints: 4,
 		Errors: []string{"watch /home/ada/.claude/projects/big: too many inotify watches (fs.inotify.max_user_watches = 8192): raise it with sudo sysctl fs.inotify.max_user_watches=524288"},
 	}

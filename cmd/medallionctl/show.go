@@ -25,7 +25,8 @@ itself, ready to edit and store again with "medallionctl put -f".`,
 		Example: `  medallionctl show muse-project-state
   medallionctl show muse-project-state --version 2
   medallionctl show muse-project-state -o json > medallion.json`,
-		Args: exactArgs("ID"),
+		Args:              exactArgs("ID"),
+		ValidArgsFunction: a.completeIDs,
 	}
 	out := addOutputFlag(cmd)
 	cmd.Flags().IntVar(&version, "version", 0, "show version `N` instead of the latest")
@@ -69,19 +70,20 @@ func render(w io.Writer, m *medallion.Medallion) error {
 	p.linef("  tags   %s", list(m.Scope.Tags))
 
 	if strings.TrimSpace(m.Summary.HighLevel) != "" {
-		p.section("Summary")
+		p.section("Summary" + pinned(m, medallion.ItemSummary, m.Summary.HighLevel))
 		p.linef("  %s", text(m.Summary.HighLevel, "  "))
 	}
 
 	if len(m.Summary.Subsystems) > 0 {
-		p.section("Subsystems")
+		p.section("Subsystems  (subsystem:N)")
 		tw := newTable(w)
-		for _, s := range m.Summary.Subsystems {
+		for i, s := range m.Summary.Subsystems {
+			pin := pinned(m, medallion.ItemSubsystem, s.Name)
 			if strings.TrimSpace(s.Notes) == "" {
-				fmt.Fprintf(tw, "  %s\t%s\n", cell(s.Name), cell(string(s.Status)))
+				fmt.Fprintf(tw, "  %d. %s\t%s%s\n", i+1, cell(s.Name), cell(string(s.Status)), pin)
 				continue
 			}
-			fmt.Fprintf(tw, "  %s\t%s\t%s\n", cell(s.Name), cell(string(s.Status)), cell(s.Notes))
+			fmt.Fprintf(tw, "  %d. %s\t%s\t%s%s\n", i+1, cell(s.Name), cell(string(s.Status)), cell(s.Notes), pin)
 		}
 		if err := tw.Flush(); err != nil {
 			return err
@@ -91,7 +93,7 @@ func render(w io.Writer, m *medallion.Medallion) error {
 	if len(m.Decisions) > 0 {
 		p.section("Decisions")
 		for _, d := range m.Decisions {
-			p.linef("  %s  %s  (confidence %.2f)", cell(d.ID), text(d.Statement, "    "), d.Confidence)
+			p.linef("  %s  %s  (confidence %.2f)%s", cell(d.ID), text(d.Statement, "    "), d.Confidence, pinned(m, d.ID, ""))
 			if strings.TrimSpace(d.Rationale) != "" {
 				p.linef("    why: %s", text(d.Rationale, "         "))
 			}
@@ -101,31 +103,41 @@ func render(w io.Writer, m *medallion.Medallion) error {
 	if len(m.OpenQuestions) > 0 {
 		p.section("Open questions")
 		for _, q := range m.OpenQuestions {
-			p.linef("  %s  [%s]  %s", cell(q.ID), cell(string(q.Priority)), text(q.Question, "    "))
+			p.linef("  %s  [%s]  %s%s", cell(q.ID), cell(string(q.Priority)), text(q.Question, "    "), pinned(m, q.ID, ""))
 			if len(q.BlockedOn) > 0 {
 				p.linef("    blocked on: %s", cell(strings.Join(q.BlockedOn, ", ")))
 			}
 		}
 	}
 
+	// Numbered, so that the address of an item ("invariant:2") can be
+	// read off for forget, edit, pin and review.
 	aff := []struct {
-		title string
-		items []string
+		title, name string
 	}{
-		{"Recommended entry points", m.Affordances.RecommendedEntryPoints},
-		{"Avoid repeating", m.Affordances.AvoidRepeating},
-		{"Invariants", m.Affordances.Invariants},
+		{"Recommended entry points", medallion.ItemEntryPoint},
+		{"Avoid repeating", medallion.ItemAvoidRepeating},
+		{"Invariants", medallion.ItemInvariant},
 	}
 	for _, s := range aff {
-		if len(s.items) == 0 {
+		items := *m.List(s.name)
+		if len(items) == 0 {
 			continue
 		}
-		p.section(s.title)
-		for _, it := range s.items {
-			p.linef("  - %s", text(it, "    "))
+		p.section(s.title + "  (" + s.name + ":N)")
+		for i, it := range items {
+			p.linef("  %d. %s%s", i+1, text(it, "     "), pinned(m, s.name, it))
 		}
 	}
 	return p.err
+}
+
+// pinned marks an item the user pinned.
+func pinned(m *medallion.Medallion, item, text string) string {
+	if m.IsPinned(item, text) {
+		return "  (pinned)"
+	}
+	return ""
 }
 
 func whenOrDash(s string) string {

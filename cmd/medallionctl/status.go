@@ -221,7 +221,12 @@ func printIngest(w io.Writer, in *api.IngestStatus) error {
 			return err
 		}
 	}
-	row("redactions", "%d", in.Redactions)
+	// The kinds count medallion writes too, which the total leaves out.
+	redacted := in.Redactions
+	if n := sum(in.RedactionsByKind); n > redacted {
+		redacted = n
+	}
+	row("redactions", "%s", byKind(redacted, in.RedactionsByKind))
 	backlog := "up to date"
 	if in.BacklogBytes > 0 {
 		backlog = humanBytes(in.BacklogBytes) + " not read yet"
@@ -268,4 +273,12 @@ func skippedByCount(m map[string]int64) []skipReason {
 		return strings.Compare(a.reason, b.reason)
 	})
 	return out
+}
+
+func sum(counts map[string]int64) int64 {
+	var n int64
+	for _, v := range counts {
+		n += v
+	}
+	return n
 }

@@ -107,8 +107,8 @@ func (e *env) start(ctx context.Context, cfg *config.Config, wait time.Duration)
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
-		return fmt.Errorf("create data dir (data_dir, --data-dir): %w", err)
+	if err := makeDataDir(cfg.DataDir); err != nil {
+		return err
 	}
 	if pid, err := daemon.LockHolder(cfg.DataDir); err != nil {
 		return err

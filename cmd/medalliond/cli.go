@@ -42,8 +42,9 @@ func osEnv(stdout, stderr io.Writer) *env {
 	}
 }
 
-// run is main without the process: it returns the exit code, 0 on success
-// and 1 on any error.
+// run is main without the process: it returns the exit code, 0 on success,
+// 1 on any error and 2 on a command line that cannot be run as written
+// (as medallionctl).
 func run(args []string, stdout, stderr io.Writer) int {
 	return osEnv(stdout, stderr).run(args)
 }
@@ -51,15 +52,44 @@ func run(args []string, stdout, stderr io.Writer) int {
 func (e *env) run(args []string) int {
 	root := e.rootCommand()
 	root.SetArgs(args)
-	if err := root.Execute(); err != nil {
-		var code exitStatus
-		if errors.As(err, &code) {
-			return int(code)
-		}
-		fmt.Fprintf(e.stderr, "medalliond: %s\n", errorText(err))
-		return 1
+	cmd, err := root.ExecuteC()
+	if err == nil {
+		return 0
 	}
-	return 0
+	var code exitStatus
+	if errors.As(err, &code) {
+		return int(code)
+	}
+	fmt.Fprintf(e.stderr, "medalliond: %s\n", errorText(err))
+	var ue usageError
+	if errors.As(err, &ue) {
+		fmt.Fprintf(e.stderr, "Run '%s --help' for usage.\n", cmd.CommandPath())
+		return 2
+	}
+	return 1
+}
+
+// usageError marks a command line that cannot be run as written: an
+// unknown command or flag, a missing or extra argument.
+type usageError struct{ err error }
+
+func (e usageError) Error() string { return e.err.Error() }
+func (e usageError) Unwrap() error { return e.err }
+
+// usageErrors makes every argument error of cmd and its subcommands a
+// usageError; flag errors are made so by the root's flag error function.
+func usageErrors(cmd *cobra.Command) {
+	if check := cmd.Args; check != nil {
+		cmd.Args = func(c *cobra.Command, args []string) error {
+			if err := check(c, args); err != nil {
+				return usageError{err}
+			}
+			return nil
+		}
+	}
+	for _, sub := range cmd.Commands() {
+		usageErrors(sub)
+	}
 }
 
 // errorText formats err for the terminal: config diagnostics go one per
@@ -87,14 +117,31 @@ Three ways to run it:
 		Version:       version.String(),
 		SilenceUsage:  true,
 		SilenceErrors: true,
+		// cobra applies its default distance only on its own error path.
+		SuggestionsMinimumDistance: 2,
+		// An unknown command is a usage error, not a help page.
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return nil
+			}
+			msg := fmt.Sprintf("unknown command %q", args[0])
+			if s := cmd.SuggestionsFor(args[0]); len(s) > 0 {
+				msg += fmt.Sprintf(" (did you mean %q?)", s[0])
+			}
+			return errors.New(msg)
+		},
 		// Without a subcommand there is nothing to do but explain.
 		RunE: func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
 	}
 	root.SetOut(e.stdout)
 	root.SetErr(e.stderr)
 	root.SetVersionTemplate("medalliond {{.Version}}\n")
+	// --version has no -v: -v is --verbose, as in "medallionctl hook".
+	root.Flags().Bool("version", false, "print the version")
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
 	root.AddCommand(e.runCommand(), e.versionCommand(), e.configCommand(), e.serviceCommand(), e.repairCommand(), e.mcpCommand())
 	root.AddCommand(e.backgroundCommands()...)
+	usageErrors(root)
 	return root
 }
 
@@ -102,6 +149,7 @@ Three ways to run it:
 // shared by run and config show.
 type configFlags struct {
 	file, dataDir, socket, logLevel string
+	verbose                         bool
 }
 
 const precedenceHelp = `Configuration precedence, lowest to highest:
@@ -110,7 +158,8 @@ const precedenceHelp = `Configuration precedence, lowest to highest:
   2. the config file: --config FILE, else ~/.config/medallion/config.hcl
      ($XDG_CONFIG_HOME/medallion/config.hcl) when it exists
   3. environment: MEDALLION_DATA_DIR, MEDALLION_SOCKET, MEDALLION_LOG_LEVEL
-  4. flags: --data-dir, --socket, --log-level (what you type wins)`
+  4. flags: --data-dir, --socket, --log-level (-v is --log-level debug;
+     what you type wins)`
 
 func (f *configFlags) register(cmd *cobra.Command) {
 	fl := cmd.Flags()
@@ -118,6 +167,7 @@ func (f *configFlags) register(cmd *cobra.Command) {
 	fl.StringVar(&f.dataDir, "data-dir", "", "data directory (store and lock file)")
 	fl.StringVar(&f.socket, "socket", "", "Unix socket path of the local API")
 	fl.StringVar(&f.logLevel, "log-level", "", "log level: trace, debug, info, warn or error")
+	fl.BoolVarP(&f.verbose, "verbose", "v", false, "debug logs: --log-level debug (unless --log-level is given)")
 }
 
 // load builds the effective config: defaults, file, environment, flags.
@@ -138,6 +188,9 @@ func (f *configFlags) load(cmd *cobra.Command, getenv func(string) string) (*con
 		if cmd.Flags().Changed(o.flag) {
 			flags = append(flags, config.Override{Key: o.key, Value: o.value, Origin: "--" + o.flag})
 		}
+	}
+	if f.verbose && !cmd.Flags().Changed("log-level") {
+		flags = append(flags, config.Override{Key: "log_level", Value: "debug", Origin: "--verbose"})
 	}
 	if err := cfg.Apply(config.EnvOverrides(getenv)...); err != nil {
 		return nil, err
@@ -210,12 +263,24 @@ func (e *env) runDaemon(parent context.Context, cfg *config.Config, pidFile stri
 	defer close(done)
 	go handleSignals(sigs, done, cancel, logger, e.exit)
 
+	if err := makeDataDir(cfg.DataDir); err != nil {
+		return err
+	}
 	var opts []daemon.Option
 	if pidFile != "" {
 		opts = append(opts, daemon.WithPIDFile(pidFile))
 	}
 	if err := daemon.Run(ctx, cfg, logger, opts...); err != nil {
 		return err
+	}
+	return nil
+}
+
+// makeDataDir creates the data dir (the daemon would too), naming the
+// settings that choose it when it cannot be created.
+func makeDataDir(dir string) error {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return fmt.Errorf("create data dir %s (set data_dir in the config or --data-dir): %w", dir, err)
 	}
 	return nil
 }

@@ -125,22 +125,29 @@ func TestVersionAndHelp(t *testing.T) {
 	}
 }
 
+// TestUsageErrors: a command line that cannot run as written exits 2 and
+// points at the command's help, as medallionctl does; a bad value (in a
+// flag that parsed) is an error of the run, exit 1.
 func TestUsageErrors(t *testing.T) {
 	tests := []struct {
 		args []string
+		code int
 		want string
 	}{
-		{[]string{"frobnicate"}, `unknown command "frobnicate"`},
-		{[]string{"run", "--colour"}, "unknown flag: --colour"},
-		{[]string{"run", "extra"}, `unknown command "extra"`},
-		{[]string{"run", "--log-level", "loud"}, `--log-level: log_level: "loud" is not one of`},
-		{[]string{"run", "--config", "/nonexistent/medallion.hcl"}, "/nonexistent/medallion.hcl: no such file"},
+		{[]string{"frobnicate"}, 2, "unknown command \"frobnicate\"\nRun 'medalliond --help' for usage."},
+		{[]string{"stat"}, 2, `unknown command "stat" (did you mean "start"?)`},
+		{[]string{"run", "--colour"}, 2, "unknown flag: --colour\nRun 'medalliond run --help' for usage."},
+		{[]string{"run", "extra"}, 2, "unknown command \"extra\" for \"medalliond run\"\nRun 'medalliond run --help' for usage."},
+		{[]string{"-v"}, 2, "unknown shorthand flag: 'v' in -v"},
+		{[]string{"run", "--log-level", "loud"}, 1, `--log-level: log_level: "loud" is not one of`},
+		{[]string{"run", "--config", "/nonexistent/medallion.hcl"}, 1, "/nonexistent/medallion.hcl: no such file"},
+		{[]string{"run", "--data-dir", "/dev/null/data"}, 1, "create data dir /dev/null/data (set data_dir in the config or --data-dir): mkdir /dev/null: not a directory"},
 	}
 	for _, tt := range tests {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
 			te := newTestEnv(t)
-			if code := te.run(tt.args); code != 1 {
-				t.Fatalf("exit %d, want 1", code)
+			if code := te.run(tt.args); code != tt.code {
+				t.Fatalf("exit %d, want %d", code, tt.code)
 			}
 			if !strings.Contains(te.errOut.String(), tt.want) {
 				t.Errorf("stderr lacks %q:\n%s", tt.want, te.errOut)

@@ -93,18 +93,10 @@ type ReviewActionRequest struct {
 	Tags  []string `json:"tags,omitempty"`
 }
 
-// ReviewChange is what an action did to one item.
+// ReviewChange is what a review action did to one item.
 type ReviewChange struct {
-	MedallionID string `json:"medallion_id"`
-	// Version is the medallion's version holding the change (unchanged
-	// when there was nothing to do, see Note).
-	Version int `json:"version"`
-	// Ref is the item's address before the action.
-	Ref   string                `json:"ref"`
-	Text  string                `json:"text"`
+	ItemChange
 	State medallion.ReviewState `json:"state"`
-	// Note says why nothing changed, e.g. "already approved".
-	Note string `json:"note,omitempty"`
 }
 
 // ReviewActionResponse answers POST /v1/review.
@@ -112,11 +104,11 @@ type ReviewActionResponse struct {
 	Changes []ReviewChange `json:"changes"`
 }
 
-// ReviewAddress splits an item address as medallionctl takes it,
+// ReviewAddress (also ItemAddress) splits an item address as medallionctl takes it,
 // "[MEDALLION_ID:]REF", into the medallion id ("" when absent) and REF.
 // Medallion ids may hold ":", so the split is made from the right: a REF
 // is one segment ("D-003", "summary") or a list name and a position
-// ("invariant:2"). A decision or question id holding ":" cannot be
+// ("invariant:2", "subsystem:1"). A decision or question id holding ":" cannot be
 // addressed this way.
 func ReviewAddress(addr string) (medallionID, ref string) {
 	segs := strings.Split(addr, ":")
@@ -128,7 +120,7 @@ func ReviewAddress(addr string) (medallionID, ref string) {
 }
 
 func isReviewList(s string) bool {
-	for _, l := range medallion.ReviewLists {
+	for _, l := range medallion.ItemLists {
 		if s == l {
 			return true
 		}

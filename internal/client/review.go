@@ -67,3 +67,26 @@ func (c *Client) LLMCheck(ctx context.Context) (*api.LLMCheck, error) {
 	}
 	return &resp, nil
 }
+
+// ItemAct forgets, edits, pins or unpins one item of a medallion (see
+// api.ItemActionRequest). An unknown item is an *APIError with code
+// api.CodeNotFound.
+func (c *Client) ItemAct(ctx context.Context, req api.ItemActionRequest) (*api.ItemActionResponse, error) {
+	var resp api.ItemActionResponse
+	if err := c.do(ctx, "POST", "/v1/item", nil, req, &resp); err != nil {
+		return nil, err
+	}
+	if resp.Changes == nil {
+		resp.Changes = []api.ItemChange{}
+	}
+	return &resp, nil
+}
+
+// IDs lists every medallion's id with its scope (for shell completion).
+func (c *Client) IDs(ctx context.Context) (*api.IDsResponse, error) {
+	var resp api.IDsResponse
+	if err := c.do(ctx, "GET", "/v1/ids", nil, nil, &resp); err != nil {
+		return nil, err
+	}
+	return &resp, nil
+}

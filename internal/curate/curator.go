@@ -92,7 +92,7 @@ func (c *Curator) tier0(ctx context.Context, ep checkpoint.Episode, items Items)
 			}
 		}
 		if existing != nil {
-			stored, err = c.Store.Update(ctx, withTags(Apply(existing, ep.Scope, items, now()), ep.Tags))
+			stored, err = c.Store.Update(ctx, keepUser(existing, withTags(Apply(existing, ep.Scope, items, now()), ep.Tags)))
 		}
 		switch {
 		case errors.Is(err, store.ErrConflict):
@@ -144,6 +144,16 @@ func Counts(it Items) map[string]int {
 		}
 	}
 	return out
+}
+
+// keepUser is where the user's say over single items (medallionctl pin,
+// forget, edit) overrides what Tier 0 and Tier 1 made of existing: next
+// keeps every pinned item as the user left it and loses the forgotten
+// items the curator brought back (medallion.KeepUserHolds). It is the last
+// step before a curated version is stored.
+func keepUser(existing, next *medallion.Medallion) *medallion.Medallion {
+	medallion.KeepUserHolds(existing, next)
+	return next
 }
 
 // withTags adds an episode's scope tags (an evidence checkpoint's --tag) to

@@ -160,7 +160,7 @@ func (t *Tier1) curate(ctx context.Context, c *Curator, ep checkpoint.Episode) (
 		return c.tier0(ctx, ep, items)
 	}
 	out.Meta.UpdatedAt = medallion.FormatTime(c.now())
-	out = withTags(out, ep.Tags)
+	out = keepUser(existing, withTags(out, ep.Tags))
 	var stored *medallion.Medallion
 	if existing == nil {
 		stored, err = c.Store.Create(ctx, out)

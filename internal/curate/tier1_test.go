@@ -256,3 +256,37 @@ func TestTier1Backlog(t *testing.T) {
 }
 
 var _ = transcript.KindUserPrompt
+
+// TestTier1KeepsTheUsersHolds: a model pass that drops a pinned decision
+// and adds an item the user forgot stores neither change (keepUser).
+func TestTier1KeepsTheUsersHolds(t *testing.T) {
+	cur, st, _ := tier1Setup(t, 0, goodPatch)
+	ctx := context.Background()
+	ep := tier1Episode()
+	m := &medallion.Medallion{
+		Meta:      medallion.Meta{MedallionID: ID(ep.Scope), SchemaVersion: medallion.SchemaVersion, Model: "user", Status: medallion.StatusActive},
+		Scope:     medallion.Scope{GraphNodes: ep.Scope, Tags: []string{"project_state"}},
+		Decisions: []medallion.Decision{{ID: "D-001", Statement: "Use Redis for the cache", Confidence: 0.9}},
+		Pinned:    []medallion.Pin{{Item: "D-001"}},
+	}
+	m.Forget(medallion.KindDecision, "D-000", "keep the cache per process")
+	if _, err := st.Create(ctx, m); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cur.Curate(ctx, ep); err != nil {
+		t.Fatal(err)
+	}
+	got, err := st.Get(ctx, ID(ep.Scope))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Meta.Model != "fake-model" {
+		t.Fatalf("no model pass stored: model %q", got.Meta.Model)
+	}
+	if len(got.Decisions) == 0 || got.Decisions[0] != m.Decisions[0] || !got.IsPinned("D-001", "") {
+		t.Errorf("the pinned decision did not survive the model's drop: %+v", got.Decisions)
+	}
+	if slices.ContainsFunc(got.Decisions, func(d medallion.Decision) bool { return strings.EqualFold(d.Statement, "Keep the cache per process") }) {
+		t.Errorf("the forgotten decision came back: %+v", got.Decisions)
+	}
+}

@@ -148,6 +148,8 @@ func Run(ctx context.Context, cfg *config.Config, logger hclog.Logger, opts ...O
 	ix, err := search.Open(ctx, st, logger.Named("search"))
 	if err != nil {
 		logger.Error("search is off until the next start", "error", err)
+	} else {
+		defer ix.Close() // before the store closes
 	}
 
 	// Every medallion write (API, curation, import) is redacted first.

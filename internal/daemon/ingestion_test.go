@@ -16,7 +16,10 @@ import (
 
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
+	// Generous: under -race on a busy 2-core machine the full-disk test
+	// writes 32 MiB before its condition holds. It is only the limit of a
+	// failing wait, never a measure.
+	deadline := time.Now().Add(90 * time.Second)
 	for !cond() {
 		if time.Now().After(deadline) {
 			t.Fatalf("timed out waiting for %s", what)

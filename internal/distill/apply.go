@@ -91,7 +91,9 @@ func (a *applier) text(s string, n int) string {
 // refused and counted; the rest is applied under the caps.
 func apply(m *medallion.Medallion, v view, p *Patch, source string, redact func(string) string) Applied {
 	a := applier{m: m, v: v, source: source, redact: redact}
-	if s := strings.TrimSpace(p.Summary); s != "" {
+	if s := strings.TrimSpace(p.Summary); s != "" && m.IsPinned(medallion.ItemSummary, m.Summary.HighLevel) {
+		a.res.Refused++ // the user pinned the summary
+	} else if s != "" {
 		m.Summary.HighLevel = a.text(s, maxSummary)
 		// The summary has no id: its review entry names it by its text.
 		a.review(medallion.ItemSummary, m.Summary.HighLevel)
@@ -116,6 +118,10 @@ func (a *applier) decision(op DecisionOp) {
 	i := -1
 	if id := strings.TrimSpace(op.ID); a.v.ids[id] {
 		i = slices.IndexFunc(a.m.Decisions, func(d medallion.Decision) bool { return d.ID == id })
+	}
+	if i >= 0 && a.m.IsPinned(a.m.Decisions[i].ID, "") {
+		a.res.Refused++ // the user pinned it: no model changes it
+		return
 	}
 	switch op.Op {
 	case "drop":
@@ -157,6 +163,10 @@ func (a *applier) question(op QuestionOp) {
 	i := -1
 	if id := strings.TrimSpace(op.ID); a.v.ids[id] {
 		i = slices.IndexFunc(a.m.OpenQuestions, func(q medallion.OpenQuestion) bool { return q.ID == id })
+	}
+	if i >= 0 && a.m.IsPinned(a.m.OpenQuestions[i].ID, "") {
+		a.res.Refused++ // the user pinned it
+		return
 	}
 	switch op.Op {
 	case "drop", "resolve":
@@ -202,7 +212,7 @@ func (a *applier) list(item string, dst *[]string, seen []string, prefix string,
 		switch op.Op {
 		case "drop":
 			n, ok := handleNum(op.Ref, prefix+"-")
-			if !ok || n > len(seen) {
+			if !ok || n > len(seen) || a.m.IsPinned(item, seen[n-1]) {
 				a.res.Refused++
 				continue
 			}
@@ -319,9 +329,10 @@ func (a *applier) fromModel(item, text string) bool {
 	})
 }
 
-// rejected reports whether the user rejected an item with this text.
+// rejected reports whether the user rejected an item with this text, or
+// forgot one (medallionctl forget).
 func (a *applier) rejected(text string) bool {
-	return slices.ContainsFunc(a.m.Review, func(r medallion.Review) bool {
+	return a.m.WasForgotten("", text, nil) || slices.ContainsFunc(a.m.Review, func(r medallion.Review) bool {
 		return r.State == medallion.ReviewRejected && same(r.Text, text)
 	})
 }

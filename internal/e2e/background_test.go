@@ -14,6 +14,7 @@ import (
 // "medalliond start"; exactly one daemon results, and every other start
 // says it is already running.
 func TestConcurrentStarts(t *testing.T) {
+	t.Parallel() // each test has its own daemons, data dirs and sockets
 	root := t.TempDir()
 	sockDir, err := os.MkdirTemp("", "med")
 	if err != nil {

@@ -23,6 +23,8 @@ import (
 // delivered a few records later: a kill between the two must not make the
 // delivery a second prompt (issue 14).
 func TestCrashLosesNothing(t *testing.T) {
+	// Not parallel: it needs at least three kill-and-restart rounds while its
+	// writers run, and daemons that restart slowly on a busy machine fit fewer.
 	if testing.Short() {
 		t.Skip("kills and restarts the daemon for several seconds")
 	}

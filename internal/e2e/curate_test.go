@@ -16,6 +16,7 @@ import (
 // Tier 0, and medallionctl shows the medallions. They live apart from
 // testdata/script because they need the appendfile command.
 func TestCurateScripts(t *testing.T) {
+	t.Parallel() // each test has its own daemons, data dirs and sockets
 	deadline := time.Now().Add(4 * time.Minute)
 	if d, ok := t.Deadline(); ok && d.Before(deadline) {
 		deadline = d

@@ -19,6 +19,7 @@ import (
 // user expects from that session, and the script must leave no daemon and
 // no temp dir behind.
 func TestDemo(t *testing.T) {
+	t.Parallel() // each test has its own daemons, data dirs and sockets
 	sh, err := exec.LookPath("sh")
 	if err != nil {
 		t.Skip("no sh on PATH: the demo is a POSIX shell script")
@@ -47,9 +48,6 @@ func TestDemo(t *testing.T) {
 		"Treat it as true unless the user says otherwise.",
 		// the user's correction, in their words
 		"never edit generated files; change the .proto and run make gen instead",
-		// the known fix: the failing test and the command that then passed
-		"TestExportTempoChange",
-		"go test ./internal/midi/...",
 		// the todos still open
 		"Document make gen in CONTRIBUTING.md",
 		// the second part: a new rule, the go vet fix, a todo done
@@ -61,10 +59,19 @@ func TestDemo(t *testing.T) {
 		"Add a regression test for a tempo change inside a bar  (resolved",
 		// what the agent committed, confirmed by git
 		"Committed: test(midi): regression test for a tempo change inside a bar. Table-driven TestExportTempoChangeInsideBar",
+		// the versions the daemon made by itself are explained
+		"the daemon also checkpointed",
+		// what the agent receives: the hook's JSON
+		"$ medallionctl hook claude-code\n{\"hookSpecificOutput\":{\"hookEventName\":\"SessionStart\",\"additionalContext\":\"This is the current canonical state of repo:muse",
 	} {
 		if !strings.Contains(got, want) {
 			t.Errorf("demo output lacks %q", want)
 		}
+	}
+	// Nothing in the save file contradicts the user's rule: the generated
+	// file the user forbade editing is no fix, entry point or subsystem.
+	if strings.Contains(got, "score.pb.go") {
+		t.Error("the demo's save file names score.pb.go, the generated file the user's rule forbids editing")
 	}
 	if t.Failed() {
 		t.Logf("demo output:\n%s", got)

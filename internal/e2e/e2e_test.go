@@ -7,10 +7,12 @@ package e2e
 import (
 	"encoding/json"
 	"errors"
+	"flag"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -29,6 +31,8 @@ func TestMain(m *testing.M) {
 }
 
 func runMain(m *testing.M) int {
+	quickRaceExit()
+	moreParallel()
 	dir, err := os.MkdirTemp("", "medallion-e2e-bin")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -41,6 +45,37 @@ func runMain(m *testing.M) int {
 	}
 	binDir = dir
 	return m.Run()
+}
+
+// quickRaceExit turns off the race runtime's one-second sleep at every
+// successful exit (GORACE atexit_sleep_ms, default 1000) for the binaries
+// the tests run: the scripts run a few hundred medallionctl commands, and
+// that sleep was most of this package's time (131 s of go test -race, 32 s
+// without). Races are still found and reported while a process runs; the
+// sleep only gives other goroutines a last moment before exit. Testscript
+// passes GORACE on to the scripts; an explicit setting is kept.
+func quickRaceExit() {
+	if v := os.Getenv("GORACE"); !strings.Contains(v, "atexit_sleep_ms") {
+		os.Setenv("GORACE", strings.TrimSpace(v+" atexit_sleep_ms=0"))
+	}
+}
+
+// e2eParallel is how many tests and scripts run at once unless -parallel
+// says otherwise. They spend most of their time waiting on the daemons
+// they drive, so go test's default of one per core (2 on CI) leaves the
+// machine idle.
+const e2eParallel = 4
+
+// moreParallel raises -test.parallel to e2eParallel when it was not given.
+func moreParallel() {
+	flag.Parse()
+	set := false
+	flag.Visit(func(f *flag.Flag) { set = set || f.Name == "test.parallel" })
+	if f := flag.Lookup("test.parallel"); f != nil && !set {
+		if n, err := strconv.Atoi(f.Value.String()); err == nil && n < e2eParallel {
+			_ = f.Value.Set(strconv.Itoa(e2eParallel))
+		}
+	}
 }
 
 // buildBinaries compiles both commands into dir, with the race detector when
@@ -77,6 +112,7 @@ func goTool() string {
 func fileExists(p string) bool { _, err := os.Stat(p); return err == nil }
 
 func TestScripts(t *testing.T) {
+	t.Parallel() // each test has its own daemons, data dirs and sockets
 	// A hung daemon must fail the scripts in minutes, not eat the whole
 	// go test timeout.
 	deadline := time.Now().Add(4 * time.Minute)

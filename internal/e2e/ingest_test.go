@@ -272,6 +272,7 @@ func userLine(session, uuid, text string) []byte {
 // TestIngestFileEdgeCases drives the real daemon through what transcript
 // files do: each case checks what `medallionctl` would show afterwards.
 func TestIngestFileEdgeCases(t *testing.T) {
+	t.Parallel() // each test has its own daemons, data dirs and sockets
 	root := t.TempDir()
 	d := newIngestd(t, root, "ingest {\n  max_line = \"64KiB\"\n}\n")
 	d.start()
@@ -406,6 +407,7 @@ func TestIngestFileEdgeCases(t *testing.T) {
 // TestFreshness: a line appended to a watched file is visible through the
 // API within 500 ms.
 func TestFreshness(t *testing.T) {
+	t.Parallel()
 	root := t.TempDir()
 	d := newIngestd(t, root, "")
 	d.start()

@@ -17,10 +17,11 @@ import (
 // Kind says what happened to one entry between two versions.
 type Kind string
 
-// The change kinds. Superseded and Resolved are removals with a reason:
-// the curator drops a contradicted decision from the active view and
-// writes "supersedes <ID>" in the rationale of the one that replaces it;
-// a question leaves open_questions when it is resolved.
+// The change kinds. Superseded, Resolved and Forgotten are removals with a
+// reason: the curator drops a contradicted decision from the active view
+// and writes "supersedes <ID>" in the rationale of the one that replaces
+// it; a question leaves open_questions when it is resolved; the user
+// forgets an item (holds.go).
 const (
 	Added      Kind = "added"
 	Changed    Kind = "changed"
@@ -108,6 +109,8 @@ type Changes struct {
 	// Review lists the model-made items whose review state changed (see
 	// ReviewChange).
 	Review []ReviewChange `json:"review,omitempty"`
+	// Pins lists the items the user pinned or unpinned.
+	Pins []PinChange `json:"pins,omitempty"`
 }
 
 // Empty reports whether the two versions have the same content (meta
@@ -115,7 +118,8 @@ type Changes struct {
 func (c *Changes) Empty() bool {
 	return c.HighLevel == nil && len(c.Subsystems) == 0 && len(c.Decisions) == 0 &&
 		len(c.OpenQuestions) == 0 && len(c.Invariants) == 0 &&
-		len(c.AvoidRepeating) == 0 && len(c.RecommendedEntryPoints) == 0 && len(c.Review) == 0
+		len(c.AvoidRepeating) == 0 && len(c.RecommendedEntryPoints) == 0 && len(c.Review) == 0 &&
+		len(c.Pins) == 0
 }
 
 // Diff compares from (the older version) with to (the newer one). Neither
@@ -141,6 +145,8 @@ func Diff(from, to *medallion.Medallion) Changes {
 	c.AvoidRepeating = diffItems(from.Affordances.AvoidRepeating, to.Affordances.AvoidRepeating)
 	c.RecommendedEntryPoints = diffItems(from.Affordances.RecommendedEntryPoints, to.Affordances.RecommendedEntryPoints)
 	c.Review = diffReview(from.Review, to.Review)
+	c.Pins = diffPins(from.Pinned, to.Pinned)
+	markForgotten(&c, from, to)
 	return c
 }
 

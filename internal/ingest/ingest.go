@@ -1216,6 +1216,12 @@ func (p *Pipeline) Status() *api.IngestStatus {
 		Redactions:   p.redactions.Load(),
 		BacklogBytes: p.backlog.Load(),
 	}
+	for kind, n := range p.redact.CountsByKind() {
+		if s.RedactionsByKind == nil {
+			s.RedactionsByKind = map[string]int64{}
+		}
+		s.RedactionsByKind[kind] = int64(n)
+	}
 	if t := p.lastIngest.Load(); t != 0 {
 		s.LastIngestAt = time.Unix(0, t).UTC().Format(time.RFC3339Nano)
 	}

@@ -28,11 +28,13 @@ import (
 // binaryV1 is the first byte of version 1 of the binary encoding.
 // binaryV2 appends Evidence after the affordances; version 1 encodings
 // (written before evidence existed) still decode, with no evidence.
-// binaryV3 appends Review after Evidence.
+// binaryV3 appends Review after Evidence, binaryV4 Pinned and Forgotten
+// after Review.
 const (
 	binaryV1 = 0x01
 	binaryV2 = 0x02
 	binaryV3 = 0x03
+	binaryV4 = 0x04
 )
 
 // codecFields lists every field the binary encoding carries, by Go path
@@ -75,6 +77,11 @@ var codecFields = []string{
 	"Review[].Text",
 	"Review[].Source",
 	"Review[].State",
+	"Pinned[].Item",
+	"Pinned[].Text",
+	"Forgotten[].Kind",
+	"Forgotten[].Fingerprint",
+	"Forgotten[].EventIDs",
 }
 
 // MarshalBinary encodes m in the store's compact binary form (see
@@ -82,7 +89,23 @@ var codecFields = []string{
 // encoding.BinaryMarshaler.
 func (m *Medallion) MarshalBinary() ([]byte, error) {
 	e := encoder{b: make([]byte, 0, m.binarySizeHint())}
-	e.b = append(e.b, binaryV3)
+	m.encode(&e)
+	return e.b, nil
+}
+
+// MarshalBinaryUnits is MarshalBinary that also says where the encoding's
+// units end: ends[0] is the end of the format byte and the meta fields,
+// then comes the end of every string, count and number after them, in
+// order. The store stores an old version as the difference from the next
+// one, unit by unit (a list item moved or kept is found whole).
+func (m *Medallion) MarshalBinaryUnits() (b []byte, ends []int) {
+	e := encoder{b: make([]byte, 0, m.binarySizeHint()), ends: make([]int, 0, 64)}
+	m.encode(&e)
+	return e.b, e.ends
+}
+
+func (m *Medallion) encode(e *encoder) {
+	e.b = append(e.b, binaryV4)
 
 	e.string(m.Meta.MedallionID)
 	e.string(m.Meta.SchemaVersion)
@@ -93,6 +116,8 @@ func (m *Medallion) MarshalBinary() ([]byte, error) {
 	e.string(m.Meta.KnowledgeMaxTS)
 	e.string(string(m.Meta.Status))
 	e.b = binary.AppendVarint(e.b, int64(m.Meta.Version))
+	e.ends = e.ends[:0] // the meta is one unit
+	e.end()
 
 	e.strings(m.Scope.GraphNodes)
 	e.strings(m.Scope.Tags)
@@ -111,6 +136,7 @@ func (m *Medallion) MarshalBinary() ([]byte, error) {
 		e.string(d.Statement)
 		e.string(d.Rationale)
 		e.b = binary.LittleEndian.AppendUint64(e.b, math.Float64bits(d.Confidence))
+		e.end()
 	}
 
 	e.count(len(m.OpenQuestions))
@@ -140,7 +166,18 @@ func (m *Medallion) MarshalBinary() ([]byte, error) {
 		e.string(r.Source)
 		e.string(string(r.State))
 	}
-	return e.b, nil
+
+	e.count(len(m.Pinned))
+	for _, p := range m.Pinned {
+		e.string(p.Item)
+		e.string(p.Text)
+	}
+	e.count(len(m.Forgotten))
+	for _, f := range m.Forgotten {
+		e.string(f.Kind)
+		e.string(f.Fingerprint)
+		e.strings(f.EventIDs)
+	}
 }
 
 // binarySizeHint is a capacity that holds most encodings without growing:
@@ -176,13 +213,28 @@ func (m *Medallion) binarySizeHint() int {
 	return n
 }
 
-type encoder struct{ b []byte }
+// encoder appends to b; when ends is non-nil it also records where each
+// unit ends (see MarshalBinaryUnits).
+type encoder struct {
+	b    []byte
+	ends []int
+}
 
-func (e *encoder) count(n int) { e.b = binary.AppendUvarint(e.b, uint64(n)) }
+func (e *encoder) end() {
+	if e.ends != nil {
+		e.ends = append(e.ends, len(e.b))
+	}
+}
+
+func (e *encoder) count(n int) {
+	e.b = binary.AppendUvarint(e.b, uint64(n))
+	e.end()
+}
 
 func (e *encoder) string(s string) {
-	e.count(len(s))
+	e.b = binary.AppendUvarint(e.b, uint64(len(s)))
 	e.b = append(e.b, s...)
+	e.end()
 }
 
 func (e *encoder) strings(s []string) {
@@ -207,11 +259,8 @@ var errTruncated = errors.New("truncated")
 // substring of: one allocation for all the text. Keeping any one field
 // keeps that whole string alive.
 func (m *Medallion) UnmarshalBinary(b []byte) error {
-	if len(b) == 0 {
-		return errors.New("medallion binary: empty input")
-	}
-	if b[0] != binaryV1 && b[0] != binaryV2 && b[0] != binaryV3 {
-		return fmt.Errorf("medallion binary: unknown format byte 0x%02x", b[0])
+	if err := checkFormat(b); err != nil {
+		return err
 	}
 	d := decoder{b: b, s: string(b), off: 1}
 	var out Medallion
@@ -290,6 +339,28 @@ func (m *Medallion) UnmarshalBinary(b []byte) error {
 			}
 		}
 	}
+	if b[0] >= binaryV4 {
+		// Two empty strings at least.
+		if n := d.count(2); n > 0 {
+			out.Pinned = make([]Pin, n)
+			for i := range out.Pinned {
+				out.Pinned[i].Item = d.string()
+				out.Pinned[i].Text = d.string()
+			}
+		}
+		// Two empty strings and an empty list at least.
+		if n := d.count(3); n > 0 {
+			out.Forgotten = make([]Forgotten, n)
+			for i := range out.Forgotten {
+				f := &out.Forgotten[i]
+				f.Kind = d.string()
+				f.Fingerprint = d.string()
+				if ids := d.strings(); len(ids) > 0 {
+					f.EventIDs = ids
+				}
+			}
+		}
+	}
 
 	if d.err == nil && d.off != len(b) {
 		d.fail(fmt.Errorf("%d bytes after the last field", len(b)-d.off))
@@ -301,15 +372,54 @@ func (m *Medallion) UnmarshalBinary(b []byte) error {
 	return nil
 }
 
+// checkFormat fails on an empty encoding or an unknown format byte. Every
+// format begins with the same meta fields.
+func checkFormat(b []byte) error {
+	if len(b) == 0 {
+		return errors.New("medallion binary: empty input")
+	}
+	if b[0] < binaryV1 || b[0] > binaryV4 {
+		return fmt.Errorf("medallion binary: unknown format byte 0x%02x", b[0])
+	}
+	return nil
+}
+
+// UnmarshalBinaryMeta decodes only the meta fields at the start of an
+// encoding: what a history listing shows, without decoding (or keeping
+// alive) the rest. Its strings are copies, so they hold nothing of b.
+// b may be cut short after the meta.
+func UnmarshalBinaryMeta(b []byte) (Meta, error) {
+	if err := checkFormat(b); err != nil {
+		return Meta{}, err
+	}
+	d := decoder{b: b, off: 1, copy: true}
+	var m Meta
+	m.MedallionID = d.string()
+	m.SchemaVersion = d.string()
+	m.Model = d.string()
+	m.CreatedAt = d.string()
+	m.UpdatedAt = d.string()
+	m.KnowledgeMinTS = d.string()
+	m.KnowledgeMaxTS = d.string()
+	m.Status = Status(d.string())
+	m.Version = d.int()
+	if d.err != nil {
+		return Meta{}, fmt.Errorf("medallion binary: %w", d.err)
+	}
+	return m, nil
+}
+
 // decoder reads fields at off: numbers from b, strings sliced out of s
-// (the same bytes as one string). After the first error every read returns
+// (the same bytes as one string), or copied from b when copy is set. After
+// the first error every read returns
 // a zero value, so UnmarshalBinary checks err once at the end; counts
 // are then zero and no loop runs.
 type decoder struct {
-	b   []byte
-	s   string
-	off int
-	err error
+	b    []byte
+	s    string
+	copy bool
+	off  int
+	err  error
 }
 
 func (d *decoder) fail(err error) {
@@ -359,7 +469,12 @@ func (d *decoder) string() string {
 		d.fail(fmt.Errorf("string of %d bytes exceeds the %d bytes left: %w", n, len(d.b)-d.off, errTruncated))
 		return ""
 	}
-	s := d.s[d.off : d.off+int(n)]
+	var s string
+	if d.copy {
+		s = string(d.b[d.off : d.off+int(n)])
+	} else {
+		s = d.s[d.off : d.off+int(n)]
+	}
 	d.off += int(n)
 	return s
 }

@@ -188,7 +188,7 @@ func TestUnmarshalBinaryErrors(t *testing.T) {
 	}{
 		{"empty", nil, "empty input"},
 		{"JSON", jsonText, "unknown format byte 0x7b"},
-		{"next format", append([]byte{0x04}, good[1:]...), "unknown format byte 0x04"},
+		{"next format", append([]byte{0x05}, good[1:]...), "unknown format byte 0x05"},
 		{"format byte only", []byte{binaryV1}, "truncated"},
 		{"trailing byte", append(slices.Clone(good), 0), "1 bytes after the last field"},
 		{"string past the end", []byte{binaryV1, 0x7f, 'a'}, "string of 127 bytes exceeds the 1 bytes left"},
@@ -326,4 +326,36 @@ func BenchmarkCodec(b *testing.B) {
 			}
 		}
 	})
+}
+
+// TestMarshalBinaryUnits: the units cover the same bytes MarshalBinary
+// writes, end to end, the meta first; UnmarshalBinaryMeta reads that meta
+// back as copies, also from an encoding cut right after it.
+func TestMarshalBinaryUnits(t *testing.T) {
+	for seed := range uint64(50) {
+		rng := rand.New(rand.NewPCG(seed, 2))
+		var m Medallion
+		fill(t, rng, reflect.ValueOf(&m).Elem(), "Medallion")
+		b, ends := m.MarshalBinaryUnits()
+		if want := mustMarshalBinary(t, &m); !bytes.Equal(b, want) {
+			t.Fatalf("seed %d: MarshalBinaryUnits wrote other bytes than MarshalBinary", seed)
+		}
+		if len(ends) < 2 || ends[len(ends)-1] != len(b) || !slices.IsSorted(ends) || ends[0] <= 1 {
+			t.Fatalf("seed %d: ends %v over %d bytes", seed, ends, len(b))
+		}
+		meta, err := UnmarshalBinaryMeta(b[:ends[0]])
+		if err != nil || meta != m.Meta {
+			t.Fatalf("seed %d: meta %+v, %v; want %+v", seed, meta, err, m.Meta)
+		}
+		clear(b)
+		if meta != m.Meta {
+			t.Fatalf("seed %d: the meta shares bytes with its input", seed)
+		}
+	}
+	if _, err := UnmarshalBinaryMeta([]byte{binaryV3, 5, 'a'}); err == nil {
+		t.Error("truncated meta decoded")
+	}
+	if _, err := UnmarshalBinaryMeta([]byte("{}")); err == nil {
+		t.Error("JSON decoded as binary meta")
+	}
 }

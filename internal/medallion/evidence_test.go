@@ -1,6 +1,7 @@
 package medallion
 
 import (
+	"bytes"
 	"encoding/json"
 	"slices"
 	"strings"
@@ -42,12 +43,13 @@ func TestEvidenceRoundTrips(t *testing.T) {
 func TestBinaryV1StillDecodes(t *testing.T) {
 	m := full()
 	b := mustMarshalBinary(t, m)
-	// A v3 encoding without evidence or review ends in two zero counts:
-	// drop them and mark the rest as v1, which is exactly what v1 wrote.
-	if b[len(b)-1] != 0 || b[len(b)-2] != 0 {
-		t.Fatalf("v3 encoding without evidence and review ends in % x, want two zero counts", b[len(b)-2:])
+	// A v4 encoding without evidence, review, pins or forgotten items
+	// ends in four zero counts: drop them and mark the rest as v1, which
+	// is exactly what v1 wrote.
+	if !bytes.Equal(b[len(b)-4:], []byte{0, 0, 0, 0}) {
+		t.Fatalf("v4 encoding without evidence and review ends in % x, want four zero counts", b[len(b)-4:])
 	}
-	v1 := append([]byte{binaryV1}, b[1:len(b)-2]...)
+	v1 := append([]byte{binaryV1}, b[1:len(b)-4]...)
 	var got Medallion
 	if err := got.UnmarshalBinary(v1); err != nil {
 		t.Fatalf("UnmarshalBinary(v1): %v", err)
@@ -64,7 +66,7 @@ func TestBinaryV2StillDecodes(t *testing.T) {
 	m := full()
 	m.Evidence = []Evidence{{Item: "D-001", SessionID: "s1", EventIDs: []string{"e1"}}}
 	b := mustMarshalBinary(t, m)
-	v2 := append([]byte{binaryV2}, b[1:len(b)-1]...)
+	v2 := append([]byte{binaryV2}, b[1:len(b)-3]...)
 	var got Medallion
 	if err := got.UnmarshalBinary(v2); err != nil {
 		t.Fatalf("UnmarshalBinary(v2): %v", err)

@@ -78,6 +78,12 @@ type Medallion struct {
 	// approved or rejected them; optional, and kept beside the seed's
 	// fields rather than inside them so those stay exactly the seed's.
 	Review []Review `json:"review,omitempty" jsonschema:"the items a model wrote and their review state"`
+	// Pinned and Forgotten are what the user said about single items
+	// (medallionctl pin, forget): a pinned item is kept as it is by every
+	// curator and by the load's budget; a forgotten one is not brought
+	// back from the same evidence. Optional, like Review.
+	Pinned    []Pin       `json:"pinned,omitempty" jsonschema:"the items the user pinned"`
+	Forgotten []Forgotten `json:"forgotten,omitempty" jsonschema:"the items the user removed, by fingerprint"`
 }
 
 // ReviewState is where a model-made item stands with its user.
@@ -239,6 +245,15 @@ func (m *Medallion) Clone() *Medallion {
 	c.Affordances.Invariants = cloneStrings(m.Affordances.Invariants)
 	if m.Review != nil {
 		c.Review = append([]Review(nil), m.Review...)
+	}
+	if m.Pinned != nil {
+		c.Pinned = append([]Pin(nil), m.Pinned...)
+	}
+	if m.Forgotten != nil {
+		c.Forgotten = append([]Forgotten(nil), m.Forgotten...)
+		for i := range c.Forgotten {
+			c.Forgotten[i].EventIDs = cloneStrings(m.Forgotten[i].EventIDs)
+		}
 	}
 	if m.Evidence != nil {
 		c.Evidence = append([]Evidence(nil), m.Evidence...)

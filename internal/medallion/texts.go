@@ -34,4 +34,8 @@ func (m *Medallion) EachText(fn func(*string)) {
 	for i := range m.Review {
 		fn(&m.Review[i].Text)
 	}
+	// So does a pin.
+	for i := range m.Pinned {
+		fn(&m.Pinned[i].Text)
+	}
 }

@@ -57,6 +57,7 @@ func (m *Medallion) Validate() error {
 	c.texts("affordances.invariants", m.Affordances.Invariants)
 	c.evidence(m.Evidence)
 	c.review(m.Review)
+	c.holds(m.Pinned, m.Forgotten)
 	if len(c.problems) == 0 {
 		return nil
 	}
@@ -212,6 +213,37 @@ func (c *checker) review(rs []Review) {
 			c.addf(f+".source", "required")
 		}
 		c.enum(f+".state", string(r.State), enumStrings(ReviewStates))
+	}
+}
+
+// forgottenKinds are the valid Forgotten.Kind values.
+var forgottenKinds = append([]string{KindDecision, KindQuestion, ItemSummary}, ItemLists...)
+
+// holds checks Medallion.Pinned and Medallion.Forgotten: every pin names
+// an item (and a list item its text), every forgotten entry a kind and a
+// fingerprint, and both stay bounded.
+func (c *checker) holds(pins []Pin, forgotten []Forgotten) {
+	if len(pins) > MaxPinned {
+		c.addf("pinned", "at most %d entries (got %d)", MaxPinned, len(pins))
+	}
+	for i, p := range pins {
+		f := fmt.Sprintf("pinned[%d]", i)
+		switch {
+		case strings.TrimSpace(p.Item) == "":
+			c.addf(f+".item", "required")
+		case !byID(p.Item) && p.Item != ItemSummary && strings.TrimSpace(p.Text) == "":
+			c.addf(f+".text", "required for a %s item", p.Item)
+		}
+	}
+	if len(forgotten) > MaxForgotten {
+		c.addf("forgotten", "at most %d entries (got %d)", MaxForgotten, len(forgotten))
+	}
+	for i, g := range forgotten {
+		f := fmt.Sprintf("forgotten[%d]", i)
+		c.enum(f+".kind", g.Kind, forgottenKinds)
+		if strings.TrimSpace(g.Fingerprint) == "" {
+			c.addf(f+".fingerprint", "required")
+		}
 	}
 }
 

@@ -26,6 +26,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 )
 
@@ -100,6 +101,7 @@ type Redactor struct {
 	threshold float64
 	entropy   bool
 	count     atomic.Uint64
+	kinds     sync.Map // kind → *atomic.Uint64, the count per kind
 }
 
 // Default is the Redactor with the built-in rules that String uses.
@@ -162,7 +164,25 @@ func (r *Redactor) Redact(s string) (string, int) {
 		return s, 0
 	}
 	r.count.Add(uint64(len(spans)))
+	for _, sp := range spans {
+		c, ok := r.kinds.Load(sp.kind)
+		if !ok {
+			c, _ = r.kinds.LoadOrStore(sp.kind, new(atomic.Uint64))
+		}
+		c.(*atomic.Uint64).Add(1)
+	}
 	return replace(s, spans), len(spans)
+}
+
+// CountsByKind reports how many secrets of each kind r has replaced since
+// it was created; the counts add up to Count.
+func (r *Redactor) CountsByKind() map[string]uint64 {
+	out := map[string]uint64{}
+	r.kinds.Range(func(k, v any) bool {
+		out[k.(string)] = v.(*atomic.Uint64).Load()
+		return true
+	})
+	return out
 }
 
 // Count reports how many secrets r has replaced since it was created.

@@ -458,3 +458,19 @@ func TestMergeJoinsOverlaps(t *testing.T) {
 		}
 	}
 }
+
+func TestCountsByKind(t *testing.T) {
+	r, err := New(Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Redact("key AKIAIOSFODNN7EXAMPLE and AKIAIOSFODNN7EXAMPLF, url https://u:hunter2hunter2@example.com/x")
+	got := r.CountsByKind()
+	var sum uint64
+	for _, n := range got {
+		sum += n
+	}
+	if got[KindAWSAccessKey] != 2 || sum != r.Count() {
+		t.Errorf("counts by kind %v (count %d)", got, r.Count())
+	}
+}

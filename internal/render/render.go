@@ -65,7 +65,8 @@ const UnreviewedMark = " (unreviewed)"
 // Result is a rendered load.
 type Result struct {
 	Text string
-	// Tokens is Tokens(Text); it never exceeds the budget.
+	// Tokens is Tokens(Text); it never exceeds the budget unless the
+	// items the user pinned alone do (they are never left out).
 	Tokens int
 	// Cut names what was left out to fit the budget, one entry per section
 	// of a medallion, e.g. "4 more decisions: medallionctl show ID".
@@ -110,15 +111,17 @@ var sectionInfo = [numSections]struct{ title, key, noun string }{
 
 // item is one renderable entry: its markdown line and its JSON value.
 type item struct {
-	line string // markdown, without the trailing newline
-	json any
+	line   string // markdown, without the trailing newline
+	json   any
+	pinned bool // the user pinned it: always selected
 }
 
 // doc is one medallion's items by section, and which are selected.
 type doc struct {
-	m     *medallion.Medallion
-	items [numSections][]item
-	taken [numSections]int // items[s][:taken[s]] are selected
+	m      *medallion.Medallion
+	items  [numSections][]item
+	taken  [numSections]int // items[s][:taken[s]] are selected
+	pinned [numSections]int // items[s][:pinned[s]] are the pinned ones
 }
 
 // Load renders ms (most relevant first) within opts.Budget tokens.
@@ -146,7 +149,7 @@ func Load(ms []*medallion.Medallion, opts Options) Result {
 			break
 		}
 	}
-	l.selectItems(budget)
+	budget = l.selectItems(budget)
 	if l.compact && !l.short {
 		// Now that the selection is made, name the cuts section by
 		// section if that still fits.
@@ -192,8 +195,12 @@ func truncate(text string, budget int) string {
 
 func newDoc(m *medallion.Medallion, review string) *doc {
 	d := &doc{m: m}
+	// pin names the item added next, as medallion.Pin does.
+	var pinItem, pinText string
+	pin := func(item, text string) { pinItem, pinText = item, text }
 	add := func(s section, line string, v any) {
-		d.items[s] = append(d.items[s], item{line: line, json: v})
+		d.items[s] = append(d.items[s], item{line: line, json: v, pinned: pinItem != "" && m.IsPinned(pinItem, pinText)})
+		pinItem = ""
 	}
 	// mark says whether an item is left out (ReviewRequired and pending)
 	// and what follows its text: UnreviewedMark for a pending item in
@@ -217,6 +224,7 @@ func newDoc(m *medallion.Medallion, review string) *doc {
 	} {
 		for _, v := range lst.items {
 			if suffix, ok := mark(lst.name, v); ok {
+				pin(lst.name, v)
 				add(lst.s, "- "+oneLine(v)+suffix, v+suffix)
 			}
 		}
@@ -237,6 +245,7 @@ func newDoc(m *medallion.Medallion, review string) *doc {
 			line += " (" + string(q.Priority) + ")"
 		}
 		q.Question += suffix
+		pin(q.ID, "")
 		add(s, line+suffix, q)
 	}
 	// The user's decisions come before the agent's weaker ones, so a tight
@@ -255,10 +264,12 @@ func newDoc(m *medallion.Medallion, review string) *doc {
 			line += " — " + r
 		}
 		x.Statement += suffix
+		pin(x.ID, "")
 		add(secDecisions, line+suffix, x)
 	}
 	if h := strings.TrimSpace(m.Summary.HighLevel); h != "" {
 		if suffix, ok := mark(medallion.ItemSummary, h); ok {
+			pin(medallion.ItemSummary, m.Summary.HighLevel)
 			add(secSummary, h+suffix, h+suffix)
 		}
 	}
@@ -267,11 +278,31 @@ func newDoc(m *medallion.Medallion, review string) *doc {
 		if n := oneLine(s.Notes); n != "" {
 			line += ": " + n
 		}
+		pin(medallion.ItemSubsystem, s.Name)
 		add(secSubsystems, line, s)
 	}
 	for _, v := range m.Affordances.RecommendedEntryPoints {
 		if suffix, ok := mark(medallion.ItemEntryPoint, v); ok {
+			pin(medallion.ItemEntryPoint, v)
 			add(secEntryPoints, "- "+oneLine(v)+suffix, v+suffix)
+		}
+	}
+	// Pinned items go first in their section, where the budget cannot
+	// reach them.
+	for s := range d.items {
+		slices.SortStableFunc(d.items[s], func(a, b item) int {
+			switch {
+			case a.pinned == b.pinned:
+				return 0
+			case a.pinned:
+				return -1
+			}
+			return 1
+		})
+		for _, it := range d.items[s] {
+			if it.pinned {
+				d.pinned[s]++
+			}
 		}
 	}
 	return d
@@ -375,23 +406,41 @@ func cutLine(d *doc, s section, n int) string {
 // sections and their counts can only shrink afterwards, so the final cut
 // lines always fit. A section stops at its first item that does not fit,
 // so what it shows is its first items and "N more" are the last N.
-func (l *layout) selectItems(budget int) {
+//
+// The items the user pinned are taken first, whatever they cost; when they
+// alone (with the preamble and cut lines) exceed budget, the budget grows
+// to hold them. selectItems returns the budget it kept to.
+func (l *layout) selectItems(budget int) int {
 	used := Tokens(l.preamble())
 	docStarted := make([]bool, len(l.docs))
+	take := func(di int, s section, i int) int {
+		d := l.docs[di]
+		cost := Tokens(d.items[s][i].line + "\n")
+		if i == 0 {
+			cost += Tokens(l.sectionHeading(s))
+		}
+		if !docStarted[di] {
+			cost += Tokens(l.docHeading(d))
+		}
+		return cost
+	}
+	for s := section(0); s < numSections; s++ {
+		for di, d := range l.docs {
+			for i := range d.pinned[s] {
+				used += take(di, s, i)
+				d.taken[s]++
+				docStarted[di] = true
+			}
+		}
+	}
+	budget = max(budget, used+l.reserve())
 	// The first pass takes each section's first floor items, the second
 	// the rest, both in priority order.
 	for _, limit := range []int{floor, math.MaxInt} {
 		for s := section(0); s < numSections; s++ {
 			for di, d := range l.docs {
 				for d.taken[s] < min(limit, len(d.items[s])) {
-					i := d.taken[s]
-					cost := Tokens(d.items[s][i].line + "\n")
-					if i == 0 {
-						cost += Tokens(l.sectionHeading(s))
-					}
-					if !docStarted[di] {
-						cost += Tokens(l.docHeading(d))
-					}
+					cost := take(di, s, d.taken[s])
 					d.taken[s]++
 					if used+cost+l.reserve() > budget {
 						d.taken[s]--
@@ -403,6 +452,7 @@ func (l *layout) selectItems(budget int) {
 			}
 		}
 	}
+	return budget
 }
 
 // floor is how many items of every section are taken before any section
@@ -556,6 +606,10 @@ func (l *layout) fitJSON(budget int) Result {
 			return Result{Text: text, Tokens: Tokens(text), Cut: l.cut()}
 		}
 		if !l.dropLast() {
+			if l.anyPinned() {
+				// Pinned items are shown over any budget.
+				return Result{Text: text, Tokens: Tokens(text), Cut: l.cut()}
+			}
 			break
 		}
 	}
@@ -565,12 +619,24 @@ func (l *layout) fitJSON(budget int) Result {
 	return Result{Text: "{}", Tokens: Tokens("{}"), Cut: cut}
 }
 
+// anyPinned reports whether a pinned item is selected (they always are).
+func (l *layout) anyPinned() bool {
+	for _, d := range l.docs {
+		for s := range d.pinned {
+			if d.pinned[s] > 0 {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // dropLast unselects the last selected item of the lowest-priority section
-// that has one; it reports false when nothing is selected.
+// that has one not pinned; it reports false when there is none.
 func (l *layout) dropLast() bool {
 	for s := numSections - 1; s >= 0; s-- {
 		for i := len(l.docs) - 1; i >= 0; i-- {
-			if d := l.docs[i]; d.taken[s] > 0 {
+			if d := l.docs[i]; d.taken[s] > d.pinned[s] {
 				d.taken[s]--
 				return true
 			}

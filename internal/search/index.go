@@ -19,23 +19,22 @@
 //
 //	q/v                                   → format version
 //	q/d/<doc id>                          → document (see encodeDoc)
-//	q/p/<term> 0x00 <doc id> <tf> <len>   → nothing: one posting
+//	q/p/<term> 0x00 <block id>            → a block of postings (postings.go)
 //	q/n/<unix nano u64 BE> <seq u64 BE>   → documents and terms added (two varints)
 //
 // A doc id is 12 bytes: FNV-32a of the medallion id, then FNV-64a of the
 // item's kind, reference and text. The medallion hash first keeps one
 // medallion's documents together (its history is one prefix scan) and
 // lets a scoped search drop postings of other medallions without reading
-// their documents. Term frequency and document length (in terms, both
-// capped at 255) sit in the posting key, so ranking reads keys only —
-// Badger iterates keys without touching values — and reads documents for
-// the few best hits alone.
+// their documents. A posting holds the document's id, the term's
+// frequency in it and its length (in terms), so ranking reads postings
+// only and decodes documents for the few best hits alone.
 //
-// A posting key per (term, document) and no read-modify-write of shared
-// keys: two transactions writing different medallions never conflict,
-// which Badger would report as a failed Update. The corpus statistics BM25
-// needs (documents, total length) are kept the same way, as one small
-// delta key per write, summed into memory at Open and folded into one key.
+// No key is read, modified and written by two writes: postings go in new
+// blocks, corpus statistics BM25 needs (documents, total length) in new
+// delta keys summed into memory at Open and folded into one. Two
+// transactions writing different medallions never conflict, which Badger
+// would report as a failed Update.
 package search
 
 import (
@@ -46,6 +45,7 @@ import (
 	"hash/fnv"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -65,7 +65,7 @@ const (
 	prefixStats   = "q/n/"
 	// formatVersion changes whenever documents, terms or keys change
 	// meaning: an index of another format is rebuilt at Open.
-	formatVersion = "1"
+	formatVersion = "2"
 
 	idSize  = 12
 	midSize = 4
@@ -79,7 +79,17 @@ type Index struct {
 	// docs and length are the corpus statistics: documents indexed and
 	// their total length in terms.
 	docs, length atomic.Int64
-	seq          atomic.Uint64 // makes stats keys unique within a nanosecond
+	seq          atomic.Uint64 // makes stats and block keys unique within a nanosecond
+
+	// rebuilding, while set, holds the postings a rebuild gathers: it
+	// writes them in large blocks rather than one block per version. Only
+	// Open's goroutine uses it.
+	rebuilding *postingBuffer
+
+	merges     chan string // terms to merge (postings.go)
+	stop       chan struct{}
+	mergerDone chan struct{}
+	closeOnce  sync.Once
 }
 
 var _ store.Indexer = (*Index)(nil)
@@ -92,7 +102,7 @@ func Open(ctx context.Context, st *store.Badger, logger hclog.Logger) (*Index, e
 	if logger == nil {
 		logger = hclog.NewNullLogger()
 	}
-	ix := &Index{st: st, log: logger}
+	ix := &Index{st: st, log: logger, merges: make(chan string, 256), stop: make(chan struct{}), mergerDone: make(chan struct{})}
 	st.SetIndexer(ix)
 	var format []byte
 	err := st.View(ctx, func(txn *badger.Txn) error {
@@ -118,6 +128,7 @@ func Open(ctx context.Context, st *store.Badger, logger hclog.Logger) (*Index, e
 		_ = st.Write(ctx, func(txn *badger.Txn) error { return txn.Delete([]byte(keyFormat)) })
 		return nil, fmt.Errorf("open search index: %w", err)
 	}
+	go ix.merger()
 	return ix, nil
 }
 
@@ -131,7 +142,14 @@ func (ix *Index) rebuild(ctx context.Context, had string) error {
 	}
 	ix.docs.Store(0)
 	ix.length.Store(0)
-	versions, err := ix.st.Reindex(ctx, Prefix)
+	ix.rebuilding = &postingBuffer{}
+	versions, err := ix.st.Reindex(ctx, Prefix, func(write func(func(*badger.Txn) error) error, last bool) error {
+		if !last && ix.rebuilding.n < flushPostings {
+			return nil
+		}
+		return ix.flushBuffer(write, ix.rebuilding)
+	})
+	ix.rebuilding = nil
 	if err != nil {
 		return err
 	}
@@ -243,17 +261,6 @@ func newDocID(mid, kind, ref, text string) docID {
 
 func docKey(id docID) []byte { return append([]byte(prefixDoc), id[:]...) }
 
-func termPrefix(term string) []byte {
-	return append(append([]byte(prefixPosting), term...), sep)
-}
-
-// postingKey is a term's posting for document id, tf times in a document
-// of dl terms (both capped at 255).
-func postingKey(term string, id docID, tf, dl int) []byte {
-	k := append(termPrefix(term), id[:]...)
-	return append(k, byte(min(tf, 255)), byte(min(dl, 255)))
-}
-
 // item is one item of one version, before it is a document.
 type item struct{ kind, ref, text string }
 
@@ -322,6 +329,7 @@ func (ix *Index) IndexVersion(txn *badger.Txn, prev, cur *medallion.Medallion) (
 	}
 	now := map[docID]bool{}
 	var added, addedLen int64
+	pb := &postingBuffer{}
 	for _, it := range items(cur) {
 		id := newDocID(mid, it.kind, it.ref, it.text)
 		if now[id] {
@@ -345,7 +353,7 @@ func (ix *Index) IndexVersion(txn *badger.Txn, prev, cur *medallion.Medallion) (
 			}
 			continue
 		}
-		n, err := addDoc(txn, id, &Doc{MedallionID: mid, Kind: it.kind, Ref: it.ref, Text: it.text, First: cur.Meta.Version, State: "current"})
+		n, err := addDoc(txn, pb, id, &Doc{MedallionID: mid, Kind: it.kind, Ref: it.ref, Text: it.text, First: cur.Meta.Version, State: "current"})
 		if err != nil {
 			return nil, err
 		}
@@ -368,7 +376,7 @@ func (ix *Index) IndexVersion(txn *badger.Txn, prev, cur *medallion.Medallion) (
 			// The version before was written without the index (it
 			// cannot be, once built; kept for safety): index it now.
 			d = &Doc{MedallionID: mid, Kind: it.kind, Ref: it.ref, Text: it.text, First: prev.Meta.Version}
-			n, err := addDoc(txn, id, d)
+			n, err := addDoc(txn, pb, id, d)
 			if err != nil {
 				return nil, err
 			}
@@ -382,15 +390,30 @@ func (ix *Index) IndexVersion(txn *badger.Txn, prev, cur *medallion.Medallion) (
 	if added == 0 {
 		return nil, nil
 	}
+	// A rebuild gathers the postings of many versions and writes them in
+	// large blocks (Open); only a committed version's count, as a retried
+	// transaction runs this again.
+	rebuilding := ix.rebuilding
+	if rebuilding == nil {
+		if err := pb.write(ix, txn); err != nil {
+			return nil, err
+		}
+	}
 	if err := txn.Set(ix.statsKey(), statsValue(added, addedLen)); err != nil {
 		return nil, err
 	}
-	return func() { ix.docs.Add(added); ix.length.Add(addedLen) }, nil
+	return func() {
+		ix.docs.Add(added)
+		ix.length.Add(addedLen)
+		if rebuilding != nil {
+			rebuilding.take(pb)
+		}
+	}, nil
 }
 
-// addDoc stores a new document and its postings, and returns its length
-// in terms.
-func addDoc(txn *badger.Txn, id docID, d *Doc) (int, error) {
+// addDoc stores a new document, adds its postings to pb, and returns its
+// length in terms.
+func addDoc(txn *badger.Txn, pb *postingBuffer, id docID, d *Doc) (int, error) {
 	if d.State == "" {
 		d.State = "current"
 	}
@@ -403,9 +426,7 @@ func addDoc(txn *badger.Txn, id docID, d *Doc) (int, error) {
 		tf[t]++
 	}
 	for t, n := range tf {
-		if err := txn.Set(postingKey(t, id, n, len(terms)), nil); err != nil {
-			return 0, err
-		}
+		pb.add(t, id, n, len(terms))
 	}
 	return len(terms), nil
 }
@@ -432,56 +453,70 @@ func statsValue(docs, length int64) []byte {
 	return binary.AppendVarint(binary.AppendVarint(nil, docs), length)
 }
 
-// loadStats sums the stats keys into memory and folds them into one, so
-// the next Open reads one key (plus one per write since).
+// loadStats sums the stats keys into memory and folds them, so the next
+// Open reads a few keys (plus one per write since) instead of one per
+// write ever made.
 func (ix *Index) loadStats(ctx context.Context) error {
-	var docs, length int64
-	var keys [][]byte
+	type delta struct {
+		key          []byte
+		docs, length int64
+	}
+	var deltas []delta
 	err := ix.st.View(ctx, func(txn *badger.Txn) error {
 		p := []byte(prefixStats)
 		it := txn.NewIterator(badger.IteratorOptions{Prefix: p, PrefetchValues: true})
 		defer it.Close()
 		for it.Seek(p); it.ValidForPrefix(p); it.Next() {
+			d := delta{key: it.Item().KeyCopy(nil)}
 			err := it.Item().Value(func(v []byte) error {
-				d, n := binary.Varint(v)
-				l, m := binary.Varint(v[max(n, 0):])
+				var n, m int
+				d.docs, n = binary.Varint(v)
+				d.length, m = binary.Varint(v[max(n, 0):])
 				if n <= 0 || m <= 0 {
 					return fmt.Errorf("bad search stats %x", v)
 				}
-				docs, length = docs+d, length+l
 				return nil
 			})
 			if err != nil {
 				return err
 			}
-			keys = append(keys, it.Item().KeyCopy(nil))
+			deltas = append(deltas, d)
 		}
 		return nil
 	})
 	if err != nil {
 		return err
 	}
+	var docs, length int64
+	for _, d := range deltas {
+		docs, length = docs+d.docs, length+d.length
+	}
 	ix.docs.Store(docs)
 	ix.length.Store(length)
-	if len(keys) <= 1 {
-		return nil
-	}
-	// Nothing else reads or rewrites stats keys, so this cannot conflict
-	// with a write adding one meanwhile (that one is simply kept).
-	err = ix.st.Write(ctx, func(txn *badger.Txn) error {
-		for _, k := range keys {
-			if err := txn.Delete(k); err != nil {
-				return err
+	// Each transaction replaces a chunk of keys by their sum, so a crash
+	// between two leaves the totals right. Nothing else reads or rewrites
+	// stats keys: a write adding one meanwhile is simply kept.
+	const chunk = 4096
+	for len(deltas) > 1 {
+		part := deltas[:min(chunk, len(deltas))]
+		deltas = deltas[len(part):]
+		err := ix.st.Write(ctx, func(txn *badger.Txn) error {
+			var d, l int64
+			for _, x := range part {
+				if err := txn.Delete(x.key); err != nil {
+					return err
+				}
+				d, l = d+x.docs, l+x.length
 			}
+			return txn.Set(ix.statsKey(), statsValue(d, l))
+		})
+		if err != nil {
+			// Folding is an optimisation: the sums in memory are right.
+			ix.log.Warn("search stats not folded", "keys", len(part), "error", err)
+			return nil
 		}
-		return txn.Set(ix.statsKey(), statsValue(docs, length))
-	})
-	if errors.Is(err, badger.ErrTxnTooBig) || errors.Is(err, store.ErrDiskFull) {
-		// Folding is an optimisation: the sums in memory are right.
-		ix.log.Debug("search stats not folded", "keys", len(keys), "error", err)
-		return nil
 	}
-	return err
+	return nil
 }
 
 // MedallionDocs returns every document of medallion mid: the texts its

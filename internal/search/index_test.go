@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"slices"
 	"testing"
+	"time"
 
 	badger "github.com/dgraph-io/badger/v4"
 
@@ -30,6 +31,7 @@ func openIndex(t *testing.T, st *store.Badger) *Index {
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(ix.Close)
 	return ix
 }
 
@@ -263,6 +265,20 @@ func TestStatsSurviveRestart(t *testing.T) {
 		if ix.docs.Load() != docs || ix.length.Load() != length {
 			t.Errorf("after a restart: %d documents of %d terms, want %d of %d", ix.docs.Load(), ix.length.Load(), docs, length)
 		}
+		keys := 0
+		st.View(context.Background(), func(txn *badger.Txn) error {
+			p := []byte(prefixStats)
+			it := txn.NewIterator(badger.IteratorOptions{Prefix: p})
+			defer it.Close()
+			for it.Seek(p); it.ValidForPrefix(p); it.Next() {
+				keys++
+			}
+			return nil
+		})
+		if keys != 1 {
+			t.Errorf("%d stats keys after Open, want them folded into one", keys)
+		}
+		ix.Close()
 		st.Close()
 	}
 }
@@ -298,4 +314,94 @@ func TestDocRoundTrip(t *testing.T) {
 			t.Errorf("decodeDoc(%x) took it", bad)
 		}
 	}
+}
+
+// TestMergeKeepsResults: one block per write until a search finds the
+// term fragmented; the merge leaves one block and the same answer.
+func TestMergeKeepsResults(t *testing.T) {
+	ctx := context.Background()
+	st := openStore(t, t.TempDir())
+	ix := openIndex(t, st)
+	for i := range 3 * mergeAt {
+		m := newMedallion(fmt.Sprintf("med-%02d", i), "repo:zoo")
+		m.Affordances.Invariants = []string{fmt.Sprintf("Feed the zebra %d times a day", i)}
+		write(t, st, m)
+	}
+	blocks := func() int {
+		n := 0
+		st.View(ctx, func(txn *badger.Txn) error {
+			p := termPrefix("zebra")
+			it := txn.NewIterator(badger.IteratorOptions{Prefix: p})
+			defer it.Close()
+			for it.Seek(p); it.ValidForPrefix(p); it.Next() {
+				n++
+			}
+			return nil
+		})
+		return n
+	}
+	if n := blocks(); n != 3*mergeAt {
+		t.Fatalf("%d blocks before a search, want one per write", n)
+	}
+	before, err := ix.Search(ctx, "zebra", nil, 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for blocks() != 1 {
+		if time.Now().After(deadline) {
+			t.Fatalf("still %d blocks after the search asked for a merge", blocks())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	after, err := ix.Search(ctx, "zebra", nil, 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if before.Matched != 3*mergeAt || after.Matched != before.Matched || !slices.Equal(refs(after.Hits), refs(before.Hits)) {
+		t.Errorf("matched %d then %d; hits %q then %q", before.Matched, after.Matched, refs(before.Hits), refs(after.Hits))
+	}
+}
+
+// TestPruneKeepsTheBest: the MaxScore cut changes how many documents are
+// scored, never which are best.
+func TestPruneKeepsTheBest(t *testing.T) {
+	ctx := context.Background()
+	st := openStore(t, t.TempDir())
+	ix := openIndex(t, st)
+	c := newCorpus(7)
+	for i := range 150 {
+		if _, err := st.Create(ctx, c.medallion(i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	q := newCorpus(7)
+	pruned := 0
+	for i := range 40 {
+		query := q.vocab[i%7] + " " + q.vocab[30+i] + " " + q.vocab[2000+i*13]
+		prune = true
+		cut, err := ix.Search(ctx, query, nil, 10)
+		if err != nil {
+			t.Fatal(err)
+		}
+		prune = false
+		all, err := ix.Search(ctx, query, nil, 10)
+		prune = true
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(refsText(cut.Hits), refsText(all.Hits)) {
+			t.Errorf("%q: with the cut %q\nwithout %q", query, refsText(cut.Hits), refsText(all.Hits))
+		}
+		if cut.Matched > all.Matched {
+			t.Errorf("%q: matched %d with the cut, %d without", query, cut.Matched, all.Matched)
+		}
+		if cut.Matched < all.Matched {
+			pruned++
+		}
+	}
+	if pruned == 0 {
+		t.Error("no query was cut: the test compares nothing")
+	}
+	t.Logf("%d of 40 queries cut", pruned)
 }

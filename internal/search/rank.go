@@ -28,6 +28,9 @@ const pastWeight = 0.85
 // marked down, are settled on the documents themselves.
 const overfetch = 3
 
+// prune turns MaxScore's cut on; tests compare with it off.
+var prune = true
+
 // Hit is one document found.
 type Hit struct {
 	*Doc
@@ -38,7 +41,9 @@ type Hit struct {
 type Result struct {
 	// Terms are the query's index terms, each once.
 	Terms []string
-	// Matched counts the documents holding at least one term (in scope).
+	// Matched counts the documents holding at least one term (in
+	// scope); with several terms, those holding only the commonest ones
+	// are left out once the best are settled without them.
 	Matched int
 	Hits    []Hit
 }
@@ -63,31 +68,74 @@ func (ix *Index) Search(ctx context.Context, query string, scope []string, limit
 	}
 	n := float64(max(ix.docs.Load(), 1))
 	avgdl := max(float64(ix.length.Load())/n, 1)
-	scores := map[docID]float64{}
+	score := func(p posting, idf float64) float64 {
+		tf := float64(p.tf)
+		return idf * tf * (bm25K1 + 1) / (tf + bm25K1*(1-bm25B+bm25B*float64(p.dl)/avgdl))
+	}
+	type list struct {
+		post []posting
+		idf  float64
+		// bound is more than the term can add to any score: BM25's
+		// tf/(tf+K) stays below 1.
+		bound float64
+	}
+	var lists []list
 	err := ix.st.View(ctx, func(txn *badger.Txn) error {
-		var post []posting
 		for _, t := range terms {
-			var err error
-			if post, err = postings(ctx, txn, t, post[:0]); err != nil {
+			post, blocks, err := postings(ctx, txn, t, nil)
+			if err != nil {
 				return err
+			}
+			if blocks > mergeAt {
+				ix.requestMerge(t)
+			}
+			if allowed != nil {
+				post = slices.DeleteFunc(post, func(p posting) bool { return !allowed[[midSize]byte(p.id[:midSize])] })
 			}
 			df := float64(len(post))
 			idf := math.Log(1 + (n-df+0.5)/(df+0.5))
-			for _, p := range post {
-				if allowed != nil && !allowed[[midSize]byte(p.id[:midSize])] {
-					continue
-				}
-				tf := float64(p.tf)
-				scores[p.id] += idf * tf * (bm25K1 + 1) / (tf + bm25K1*(1-bm25B+bm25B*float64(p.dl)/avgdl))
-			}
+			lists = append(lists, list{post, idf, idf * (bm25K1 + 1)})
 		}
 		return nil
 	})
 	if err != nil {
 		return res, fmt.Errorf("search: %w", err)
 	}
-	res.Matched = len(scores)
-	best := top(scores, limit*overfetch)
+	k := limit * overfetch
+	var best []candidate
+	if len(lists) == 1 {
+		// One term: rank its postings straight into the top k.
+		h := make(minHeap, 0, k+1)
+		for _, p := range lists[0].post {
+			h.offer(candidate{p.id, score(p, lists[0].idf)}, k)
+		}
+		res.Matched, best = len(lists[0].post), h.sorted()
+	} else {
+		// Rarest terms first. Once k documents score above what all the
+		// terms left could add together, a document none of the terms so
+		// far holds cannot reach the top k: the commoner terms then only
+		// add to the documents already scored (MaxScore's cut), and a
+		// word in half the items costs lookups, not a map of half the
+		// index.
+		slices.SortStableFunc(lists, func(a, b list) int { return cmpDesc(a.bound, b.bound) })
+		left := 0.0
+		for _, l := range lists {
+			left += l.bound
+		}
+		scores := map[docID]float64{}
+		for _, l := range lists {
+			grow := !prune || len(scores) < k || kth(scores, k) <= left
+			for _, p := range l.post {
+				if cur, ok := scores[p.id]; ok {
+					scores[p.id] = cur + score(p, l.idf)
+				} else if grow {
+					scores[p.id] = score(p, l.idf)
+				}
+			}
+			left -= l.bound
+		}
+		res.Matched, best = len(scores), top(scores, k)
+	}
 	err = ix.st.View(ctx, func(txn *badger.Txn) error {
 		for _, c := range best {
 			d, err := getDoc(txn, c.id)
@@ -109,11 +157,8 @@ func (ix *Index) Search(ctx context.Context, query string, scope []string, limit
 		return res, fmt.Errorf("search: %w", err)
 	}
 	slices.SortStableFunc(res.Hits, func(a, b Hit) int {
-		switch {
-		case a.Score > b.Score:
-			return -1
-		case a.Score < b.Score:
-			return 1
+		if c := cmpDesc(a.Score, b.Score); c != 0 {
+			return c
 		}
 		return strings.Compare(a.MedallionID+"\x00"+a.Ref, b.MedallionID+"\x00"+b.Ref)
 	})
@@ -127,30 +172,6 @@ func sortedCopy(s []string) []string {
 	out := slices.Clone(s)
 	slices.Sort(out)
 	return out
-}
-
-// posting is one document holding a term.
-type posting struct {
-	id     docID
-	tf, dl uint8
-}
-
-// postings appends the postings of term to out, reading keys only.
-func postings(ctx context.Context, txn *badger.Txn, term string, out []posting) ([]posting, error) {
-	p := termPrefix(term)
-	it := txn.NewIterator(badger.IteratorOptions{Prefix: p})
-	defer it.Close()
-	for it.Seek(p); it.ValidForPrefix(p); it.Next() {
-		k := it.Item().Key()
-		if len(k) != len(p)+idSize+2 {
-			continue // not ours: a longer term cannot share the prefix, as terms hold no 0x00
-		}
-		out = append(out, posting{id: docID(k[len(p) : len(p)+idSize]), tf: k[len(p)+idSize], dl: k[len(p)+idSize+1]})
-		if len(out)%4096 == 0 && ctx.Err() != nil {
-			return nil, ctx.Err()
-		}
-	}
-	return out, nil
 }
 
 // candidate is a scored document id.
@@ -173,26 +194,53 @@ func (h *minHeap) Pop() any {
 	return x
 }
 
-// top returns the k best-scored ids, best first, without sorting them all.
-func top(scores map[docID]float64, k int) []candidate {
-	h := make(minHeap, 0, k+1)
-	for id, s := range scores {
-		if len(h) < k {
-			heap.Push(&h, candidate{id, s})
-		} else if s > h[0].score {
-			h[0] = candidate{id, s}
-			heap.Fix(&h, 0)
-		}
+// offer keeps c when it is among the k best seen.
+func (h *minHeap) offer(c candidate, k int) {
+	if len(*h) < k {
+		heap.Push(h, c)
+	} else if c.score > (*h)[0].score {
+		(*h)[0] = c
+		heap.Fix(h, 0)
 	}
+}
+
+// sorted returns the kept candidates, best first (ties by id).
+func (h minHeap) sorted() []candidate {
 	out := []candidate(h)
 	slices.SortFunc(out, func(a, b candidate) int {
-		if a.score != b.score {
-			if a.score > b.score {
-				return -1
-			}
-			return 1
+		if c := cmpDesc(a.score, b.score); c != 0 {
+			return c
 		}
 		return slices.Compare(a.id[:], b.id[:])
 	})
 	return out
+}
+
+// top returns the k best-scored ids, best first, without sorting them all.
+func top(scores map[docID]float64, k int) []candidate {
+	h := make(minHeap, 0, k+1)
+	for id, s := range scores {
+		h.offer(candidate{id, s}, k)
+	}
+	return h.sorted()
+}
+
+// kth is the k-th best score (scores holds at least k).
+func kth(scores map[docID]float64, k int) float64 {
+	h := make(minHeap, 0, k+1)
+	for id, s := range scores {
+		h.offer(candidate{id, s}, k)
+	}
+	return h[0].score
+}
+
+// cmpDesc orders larger first.
+func cmpDesc(a, b float64) int {
+	switch {
+	case a > b:
+		return -1
+	case a < b:
+		return 1
+	}
+	return 0
 }

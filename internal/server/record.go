@@ -2,10 +2,8 @@ package server
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"slices"
 	"strconv"
@@ -39,16 +37,11 @@ func (s *Server) record(r *http.Request) (any, error) {
 		return nil, err
 	}
 	var req api.RecordRequest
-	dec := json.NewDecoder(r.Body)
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&req); err != nil {
-		if errors.Is(err, io.EOF) {
-			return nil, badRequest(`the request body is empty; send an item such as {"kind": "rule", "text": "…", "cwd": "/src/muse"}`)
-		}
-		return nil, bodyError(err)
-	}
-	if err := expectEOF(dec); err != nil {
+	if err := decodeStrict(r, &req, "kind, text, why, nodes, cwd, source"); err != nil {
 		return nil, err
+	}
+	if req.Kind == "" && req.Text == "" && req.CWD == "" && len(req.Nodes) == 0 {
+		return nil, badRequest(`the request body is empty; send an item such as {"kind": "rule", "text": "…", "cwd": "/src/muse"}`)
 	}
 	if err := checkRecord(&req); err != nil {
 		return nil, err

@@ -2,15 +2,12 @@ package server
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"slices"
 	"strconv"
 	"strings"
-	"unicode"
 
 	"github.com/medallionhq/medallion/internal/api"
 	"github.com/medallionhq/medallion/internal/medallion"
@@ -27,30 +24,29 @@ const maxNamed = 20
 
 // The kinds of ReviewItem.Kind that are not list names.
 const (
-	kindDecision = "decision"
-	kindQuestion = "open_question"
+	kindDecision = medallion.KindDecision
+	kindQuestion = medallion.KindQuestion
 )
 
-// reviewed is one model-made item found in a medallion.
-type reviewed struct {
+// located is one item found in a medallion.
+type located struct {
 	kind string
 	// item and text identify the item the way Review entries do: the id
 	// for decisions and questions, the list name (or "summary") and the
-	// text for the rest. A retry finds the item again by them, never by
-	// its position, which another writer may have shifted.
+	// text for the rest (a subsystem's name). A retry finds the item again
+	// by them, never by its position, which another writer may have
+	// shifted.
 	item, text string
 	ref        string // the address within the medallion
-	review     int    // index in Medallion.Review
+	review     int    // index in Medallion.Review, -1 when no model wrote it
 }
 
-// modelItems lists the model-made items still in m, in review order:
-// summary, decisions, questions, then the lists.
-func modelItems(m *medallion.Medallion) []reviewed {
-	var out []reviewed
+// allItems lists every item of m, in review order: summary, decisions,
+// questions, the lists, then the subsystems.
+func allItems(m *medallion.Medallion) []located {
+	var out []located
 	add := func(kind, item, text, ref string) {
-		if i := m.ReviewFor(item, text); i >= 0 {
-			out = append(out, reviewed{kind: kind, item: item, text: text, ref: ref, review: i})
-		}
+		out = append(out, located{kind: kind, item: item, text: text, ref: ref, review: m.ReviewFor(item, text)})
 	}
 	if h := strings.TrimSpace(m.Summary.HighLevel); h != "" {
 		add(medallion.ItemSummary, medallion.ItemSummary, m.Summary.HighLevel, medallion.ItemSummary)
@@ -66,11 +62,20 @@ func modelItems(m *medallion.Medallion) []reviewed {
 			add(name, name, v, name+":"+strconv.Itoa(i+1))
 		}
 	}
+	for i, sub := range m.Summary.Subsystems {
+		out = append(out, located{kind: medallion.ItemSubsystem, item: medallion.ItemSubsystem, text: sub.Name,
+			ref: medallion.ItemSubsystem + ":" + strconv.Itoa(i+1), review: -1})
+	}
 	return out
 }
 
+// modelItems lists the model-made items still in m, in review order.
+func modelItems(m *medallion.Medallion) []located {
+	return slices.DeleteFunc(allItems(m), func(it located) bool { return it.review < 0 })
+}
+
 // reviewItem describes one model-made item for GET /v1/review.
-func reviewItem(m *medallion.Medallion, it reviewed) api.ReviewItem {
+func reviewItem(m *medallion.Medallion, it located) api.ReviewItem {
 	r := m.Review[it.review]
 	out := api.ReviewItem{
 		MedallionID: m.Meta.MedallionID, Version: m.Meta.Version,
@@ -232,30 +237,15 @@ func (s *Server) reviewAct(r *http.Request) (any, error) {
 		return nil, err
 	}
 	var req api.ReviewActionRequest
-	dec := json.NewDecoder(r.Body)
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&req); err != nil {
-		if errors.Is(err, io.EOF) {
-			return nil, badRequest(`the request body is empty; send an action such as {"action": "approve", "item": "muse-state:D-003"}`)
-		}
-		return nil, bodyError(err)
-	}
-	if err := expectEOF(dec); err != nil {
+	if err := decodeAction(r, &req, "approve"); err != nil {
 		return nil, err
 	}
 	switch req.Action {
-	case api.ReviewApprove, api.ReviewReject:
-		if req.Text != "" {
-			return nil, badRequest("text goes with edit only, not %s", req.Action)
+	case api.ReviewApprove, api.ReviewReject, api.ReviewEdit:
+		if err := checkText(req.Action == api.ReviewEdit, req.Action, req.Text); err != nil {
+			return nil, err
 		}
-	case api.ReviewEdit:
-		if strings.TrimSpace(req.Text) == "" {
-			return nil, badRequest("edit needs the new text")
-		}
-		if strings.ContainsFunc(req.Text, func(r rune) bool { return unicode.IsControl(r) && r != '\n' && r != '\t' }) {
-			return nil, badRequest("the new text holds control characters: only newlines and tabs are kept")
-		}
-		if req.All {
+		if req.Action == api.ReviewEdit && req.All {
 			return nil, badRequest("edit acts on one item: give item, not all")
 		}
 	default:
@@ -274,51 +264,51 @@ func (s *Server) reviewAct(r *http.Request) (any, error) {
 	if strings.TrimSpace(req.Item) == "" {
 		return nil, badRequest("give the item to %s, e.g. muse-state:D-003 or invariant:2 (medallionctl review lists them)", req.Action)
 	}
-	id, ref := api.ReviewAddress(req.Item)
-	if err := checkRef(ref, req.Item); err != nil {
+	id, ref, err := s.address(ctx, req.Item, req.Nodes, req.Tags, true)
+	if err != nil {
 		return nil, err
 	}
-	if id == "" {
-		var err error
-		if id, err = s.findMedallion(ctx, ref, req.Nodes, req.Tags); err != nil {
-			return nil, err
-		}
-	} else if !medallion.ValidID(id) {
-		return nil, badRequest("invalid medallion id %q in %q: want ID:ITEM such as muse-state:D-003", id, req.Item)
+	var ch api.ReviewChange
+	stored, err := s.changeItem(ctx, id, ref, locate, modelItems, func(m *medallion.Medallion, it located) bool {
+		var changed bool
+		ch, changed = apply(m, it, req.Action, req.Text)
+		return changed
+	})
+	if err != nil {
+		return nil, err
 	}
+	ch.Version = stored.Meta.Version
+	return api.ReviewActionResponse{Changes: []api.ReviewChange{ch}}, nil
+}
 
-	var target *reviewed
-	var changes []api.ReviewChange
-	_, err := s.changeMedallion(ctx, id, func(m *medallion.Medallion) (bool, error) {
+// changeItem applies act to the item at ref of medallion id and stores
+// the result as the user's version (changeMedallion). find locates the
+// item the first time; when another writer stored a version meanwhile,
+// the item is found again among choices by what it is, never by its
+// position, which that writer may have shifted. It returns the version
+// stored, or the current one when act changed nothing.
+func (s *Server) changeItem(ctx context.Context, id, ref string, find func(*medallion.Medallion, string) (located, error),
+	choices func(*medallion.Medallion) []located, act func(*medallion.Medallion, located) bool) (*medallion.Medallion, error) {
+	var target *located
+	return s.changeMedallion(ctx, id, func(m *medallion.Medallion) (bool, error) {
 		if target == nil {
-			it, err := locate(m, ref)
+			it, err := find(m, ref)
 			if err != nil {
 				return false, err
 			}
 			target = &it
 		} else {
-			// A retry: find the same item again by what it is.
-			i := slices.IndexFunc(modelItems(m), func(it reviewed) bool { return it.item == target.item && it.text == target.text })
+			i := slices.IndexFunc(choices(m), func(it located) bool { return it.item == target.item && it.text == target.text })
 			if i < 0 {
 				return false, &apiError{http.StatusConflict, api.CodeConflict,
-					fmt.Sprintf("%s changed in medallion %s while it was being reviewed; run medallionctl review and try again", target.ref, id)}
+					fmt.Sprintf("%s changed in medallion %s while you were changing it; list it again and retry", target.ref, id)}
 			}
-			it := modelItems(m)[i]
+			it := choices(m)[i]
 			it.ref = target.ref
 			target = &it
 		}
-		ch, changed := apply(m, *target, req.Action, req.Text)
-		changes = []api.ReviewChange{ch}
-		return changed, nil
-	}, func(stored *medallion.Medallion) {
-		for i := range changes {
-			changes[i].Version = stored.Meta.Version
-		}
-	})
-	if err != nil {
-		return nil, err
-	}
-	return api.ReviewActionResponse{Changes: changes}, nil
+		return act(m, *target), nil
+	}, nil)
 }
 
 // reviewAll approves or rejects every pending item of the medallions of a
@@ -333,7 +323,7 @@ func (s *Server) reviewAll(ctx context.Context, req api.ReviewActionRequest) (an
 		var changes []api.ReviewChange
 		_, err := s.changeMedallion(ctx, m.Meta.MedallionID, func(m *medallion.Medallion) (bool, error) {
 			changes = changes[:0]
-			var pending []reviewed
+			var pending []located
 			for _, it := range modelItems(m) {
 				if m.Review[it.review].State == medallion.ReviewPending {
 					pending = append(pending, it)
@@ -362,29 +352,34 @@ func (s *Server) reviewAll(ctx context.Context, req api.ReviewActionRequest) (an
 }
 
 // findMedallion finds the one medallion (of the scope, or of all) holding
-// a model-made item at ref.
-func (s *Server) findMedallion(ctx context.Context, ref string, nodes, tags []string) (string, error) {
+// an item at ref: a model-made one when model is set (review), any item
+// otherwise.
+func (s *Server) findMedallion(ctx context.Context, ref string, nodes, tags []string, model bool) (string, error) {
 	ms, err := s.reviewMedallions(ctx, nodes, tags)
 	if err != nil {
 		return "", err
 	}
-	var model, plain []string // medallions where ref is a model's item, or someone else's
+	what, find, choices := "item", anyItem, allItems
+	if model {
+		what, find, choices = "model-made item", locate, modelItems
+	}
+	var holders, plain []string // medallions holding the item, or (model) someone else's item at ref
 	for _, m := range ms {
-		it, err := locate(m, ref)
+		_, err := find(m, ref)
 		switch {
-		case err == nil && it.review >= 0:
-			model = append(model, m.Meta.MedallionID)
+		case err == nil:
+			holders = append(holders, m.Meta.MedallionID)
 		case isBadRequest(err):
 			plain = append(plain, m.Meta.MedallionID)
 		}
 	}
 	switch {
-	case len(model) == 1:
-		return model[0], nil
-	case len(model) > 1:
-		return "", badRequest("%s is a model-made item in %d medallions (%s): say which, e.g. %s:%s",
-			ref, len(model), strings.Join(capList(model), ", "), model[0], ref)
-	case len(plain) > 0:
+	case len(holders) == 1:
+		return holders[0], nil
+	case len(holders) > 1:
+		return "", badRequest("%s is %s in %d medallions (%s): say which, e.g. %s:%s",
+			ref, aOr(what), len(holders), strings.Join(capList(holders), ", "), holders[0], ref)
+	case model && len(plain) > 0:
 		where := "medallion " + plain[0]
 		if len(plain) > 1 {
 			where = "medallions " + strings.Join(capList(plain), ", ")
@@ -393,16 +388,29 @@ func (s *Server) findMedallion(ctx context.Context, ref string, nodes, tags []st
 	}
 	var valid []string
 	for _, m := range ms {
-		for _, it := range modelItems(m) {
-			if m.Review[it.review].State != medallion.ReviewRejected {
+		for _, it := range choices(m) {
+			if it.review < 0 || m.Review[it.review].State != medallion.ReviewRejected {
 				valid = append(valid, m.Meta.MedallionID+":"+it.ref)
 			}
 		}
 	}
 	if len(valid) == 0 {
-		return "", notFound("no model-made item %s: no medallion%s holds a model-made item to review", ref, scopeWords(nodes, tags))
+		return "", notFound("no %s %s: no medallion%s holds %s to act on", what, ref, scopeWords(nodes, tags), aOr(what))
 	}
-	return "", notFound("no model-made item %s%s; the items are: %s", ref, scopeWords(nodes, tags), strings.Join(capList(valid), ", "))
+	return "", notFound("no %s %s%s; the %ss are: %s", what, ref, scopeWords(nodes, tags), what, strings.Join(capList(valid), ", "))
+}
+
+// aOr puts "a" or "an" before a noun.
+func aOr(noun string) string {
+	if strings.HasPrefix(noun, "i") {
+		return "an " + noun
+	}
+	return "a " + noun
+}
+
+// anyItem finds the item at ref in m, whoever wrote it.
+func anyItem(m *medallion.Medallion, ref string) (located, error) {
+	return findItem(m, ref, "item", allItems)
 }
 
 func scopeWords(nodes, tags []string) string {
@@ -431,9 +439,9 @@ func checkRef(ref, addr string) error {
 	switch {
 	case strings.TrimSpace(ref) == "":
 		return badRequest("%q names no item: want ID:ITEM such as muse-state:D-003, or ITEM alone", addr)
-	case slices.Contains(medallion.ReviewLists, ref):
+	case slices.Contains(medallion.ItemLists, ref):
 		return badRequest("%s needs the item's position in the list, e.g. %s:1", ref, ref)
-	case isList && slices.Contains(medallion.ReviewLists, name):
+	case isList && slices.Contains(medallion.ItemLists, name):
 		if n, err := strconv.Atoi(pos); err != nil || n < 1 {
 			return badRequest("%s: the position in the list must be a whole number from 1 (got %q)", ref, pos)
 		}
@@ -444,61 +452,61 @@ func checkRef(ref, addr string) error {
 // locate finds the model-made item at ref in m. An address naming no item
 // is a 404 that lists the model-made items of m; an item no model wrote is
 // a 400.
-func locate(m *medallion.Medallion, ref string) (reviewed, error) {
+func locate(m *medallion.Medallion, ref string) (located, error) {
+	it, err := findItem(m, ref, "model-made item", modelItems)
+	if err == nil && it.review < 0 {
+		return located{}, badRequest("%s in medallion %s was not written by a model: there is nothing to review", ref, m.Meta.MedallionID)
+	}
+	return it, err
+}
+
+// findItem finds the item at ref in m. An address naming no item is a 404
+// that names the addresses of choices(m), noun saying what they are.
+func findItem(m *medallion.Medallion, ref, noun string, choices func(*medallion.Medallion) []located) (located, error) {
 	id := m.Meta.MedallionID
 	notThere := func(format string, args ...any) error {
 		var valid []string
-		for _, it := range modelItems(m) {
+		for _, it := range choices(m) {
 			valid = append(valid, it.ref)
 		}
 		msg := fmt.Sprintf(format, args...)
 		if len(valid) == 0 {
-			return notFound("%s; medallion %s holds no model-made item", msg, id)
+			return notFound("%s; medallion %s holds no %s", msg, id, noun)
 		}
-		return notFound("%s; its model-made items are: %s", msg, strings.Join(capList(valid), ", "))
+		return notFound("%s; its %ss are: %s", msg, noun, strings.Join(capList(valid), ", "))
 	}
-	notModel := func(what string) error {
-		return badRequest("%s in medallion %s was not written by a model: there is nothing to review", what, id)
-	}
-	find := func(kind, item, text string) (reviewed, error) {
-		for _, it := range modelItems(m) {
-			if it.kind == kind && it.item == item && it.text == text {
-				return it, nil
-			}
-		}
-		return reviewed{}, notModel(ref)
-	}
-
 	name, pos, isList := strings.Cut(ref, ":")
 	switch {
 	case isList:
-		list := m.List(name)
-		if list == nil {
-			return reviewed{}, notThere("no item %q in medallion %s (lists are invariant, avoid_repeating and entry_point)", ref, id)
+		if !slices.Contains(medallion.ItemLists, name) {
+			return located{}, notThere("no item %q in medallion %s (lists are %s)", ref, id, strings.Join(medallion.ItemLists, ", "))
 		}
 		n, err := strconv.Atoi(pos)
 		if err != nil || n < 1 {
-			return reviewed{}, badRequest("%s: the position in the list must be a whole number from 1 (got %q)", ref, pos)
+			return located{}, badRequest("%s: the position in the list must be a whole number from 1 (got %q)", ref, pos)
 		}
-		if n > len(*list) {
-			return reviewed{}, notThere("%s: medallion %s has %d %s items", ref, id, len(*list), name)
+		if size := listLen(m, name); n > size {
+			return located{}, notThere("%s: medallion %s has %d %s items", ref, id, size, name)
 		}
-		return find(name, name, (*list)[n-1])
-	case slices.Contains(medallion.ReviewLists, ref):
-		return reviewed{}, badRequest("%s needs the item's position in the list, e.g. %s:1", ref, ref)
-	case ref == medallion.ItemSummary:
-		if strings.TrimSpace(m.Summary.HighLevel) == "" {
-			return reviewed{}, notThere("medallion %s has no summary", id)
+	case slices.Contains(medallion.ItemLists, ref):
+		return located{}, badRequest("%s needs the item's position in the list, e.g. %s:1", ref, ref)
+	case ref == medallion.ItemSummary && strings.TrimSpace(m.Summary.HighLevel) == "":
+		return located{}, notThere("medallion %s has no summary", id)
+	}
+	for _, it := range allItems(m) {
+		if it.ref == ref {
+			return it, nil
 		}
-		return find(medallion.ItemSummary, medallion.ItemSummary, m.Summary.HighLevel)
 	}
-	if i := slices.IndexFunc(m.Decisions, func(d medallion.Decision) bool { return d.ID == ref }); i >= 0 {
-		return find(kindDecision, ref, m.Decisions[i].Statement)
+	return located{}, notThere("no item %q in medallion %s", ref, id)
+}
+
+// listLen is the length of the list name (one of medallion.ItemLists).
+func listLen(m *medallion.Medallion, name string) int {
+	if name == medallion.ItemSubsystem {
+		return len(m.Summary.Subsystems)
 	}
-	if i := slices.IndexFunc(m.OpenQuestions, func(q medallion.OpenQuestion) bool { return q.ID == ref }); i >= 0 {
-		return find(kindQuestion, ref, m.OpenQuestions[i].Question)
-	}
-	return reviewed{}, notThere("no item %q in medallion %s", ref, id)
+	return len(*m.List(name))
 }
 
 // apply carries out action on the item it of m and reports what it did
@@ -506,9 +514,9 @@ func locate(m *medallion.Medallion, ref string) (reviewed, error) {
 // Rejecting removes the item from its list (a summary is cleared) and
 // keeps the review entry, with the item's text, so no later curation
 // brings it back. Editing sets the text and approves.
-func apply(m *medallion.Medallion, it reviewed, action, text string) (api.ReviewChange, bool) {
+func apply(m *medallion.Medallion, it located, action, text string) (api.ReviewChange, bool) {
 	r := &m.Review[it.review]
-	ch := api.ReviewChange{MedallionID: m.Meta.MedallionID, Version: m.Meta.Version, Ref: it.ref, Text: it.text}
+	ch := api.ReviewChange{ItemChange: api.ItemChange{MedallionID: m.Meta.MedallionID, Version: m.Meta.Version, Ref: it.ref, Text: it.text}}
 	switch action {
 	case api.ReviewApprove:
 		ch.State = medallion.ReviewApproved
@@ -523,19 +531,7 @@ func apply(m *medallion.Medallion, it reviewed, action, text string) (api.Review
 		if strings.TrimSpace(r.Text) == "" {
 			r.Text = it.text
 		}
-		switch it.kind {
-		case kindDecision:
-			m.Decisions = slices.DeleteFunc(m.Decisions, func(d medallion.Decision) bool { return d.ID == it.item })
-		case kindQuestion:
-			m.OpenQuestions = slices.DeleteFunc(m.OpenQuestions, func(q medallion.OpenQuestion) bool { return q.ID == it.item })
-		case medallion.ItemSummary:
-			m.Summary.HighLevel = ""
-		default:
-			list := m.List(it.kind)
-			if i := slices.Index(*list, it.text); i >= 0 {
-				*list = slices.Delete(*list, i, i+1)
-			}
-		}
+		remove(m, it)
 	case api.ReviewEdit:
 		text = strings.TrimSpace(text)
 		ch.State, ch.Text = medallion.ReviewApproved, text
@@ -543,30 +539,68 @@ func apply(m *medallion.Medallion, it reviewed, action, text string) (api.Review
 			ch.Note = "already approved with this text"
 			return ch, false
 		}
+		setText(m, it, text)
+	}
+	return ch, true
+}
+
+// remove takes the item it out of m: a decision or question is deleted, a
+// list item or subsystem leaves its list, the summary is cleared. Its
+// evidence and review entries stay; the caller decides about them.
+func remove(m *medallion.Medallion, it located) {
+	switch it.kind {
+	case kindDecision:
+		m.Decisions = slices.DeleteFunc(m.Decisions, func(d medallion.Decision) bool { return d.ID == it.item })
+	case kindQuestion:
+		m.OpenQuestions = slices.DeleteFunc(m.OpenQuestions, func(q medallion.OpenQuestion) bool { return q.ID == it.item })
+	case medallion.ItemSummary:
+		m.Summary.HighLevel = ""
+	case medallion.ItemSubsystem:
+		m.Summary.Subsystems = slices.DeleteFunc(m.Summary.Subsystems, func(s medallion.Subsystem) bool { return s.Name == it.text })
+	default:
+		list := m.List(it.kind)
+		if i := slices.Index(*list, it.text); i >= 0 {
+			*list = slices.Delete(*list, i, i+1)
+		}
+	}
+}
+
+// setText replaces the text of the item it of m — a decision's statement,
+// a question, a list item, the summary, a subsystem's notes — keeping the
+// rest of it. A model-made item's review entry follows it and is approved
+// (its user wrote it now); so do a list item's evidence and a pin.
+func setText(m *medallion.Medallion, it located, text string) {
+	if it.review >= 0 {
+		r := &m.Review[it.review]
 		r.State, r.Text = medallion.ReviewApproved, text
-		switch it.kind {
-		case kindDecision:
-			i := slices.IndexFunc(m.Decisions, func(d medallion.Decision) bool { return d.ID == it.item })
-			m.Decisions[i].Statement = text
-		case kindQuestion:
-			i := slices.IndexFunc(m.OpenQuestions, func(q medallion.OpenQuestion) bool { return q.ID == it.item })
-			m.OpenQuestions[i].Question = text
-		case medallion.ItemSummary:
-			m.Summary.HighLevel = text
-		default:
-			list := m.List(it.kind)
-			if i := slices.Index(*list, it.text); i >= 0 {
-				(*list)[i] = text
-			}
-			// The list's evidence follows the item to its new text.
-			for i := range m.Evidence {
-				if e := &m.Evidence[i]; e.Item == it.item && e.Text == it.text {
-					e.Text = text
-				}
+	}
+	switch it.kind {
+	case kindDecision:
+		i := slices.IndexFunc(m.Decisions, func(d medallion.Decision) bool { return d.ID == it.item })
+		m.Decisions[i].Statement = text
+	case kindQuestion:
+		i := slices.IndexFunc(m.OpenQuestions, func(q medallion.OpenQuestion) bool { return q.ID == it.item })
+		m.OpenQuestions[i].Question = text
+	case medallion.ItemSummary:
+		m.Summary.HighLevel = text
+	case medallion.ItemSubsystem:
+		i := slices.IndexFunc(m.Summary.Subsystems, func(s medallion.Subsystem) bool { return s.Name == it.text })
+		m.Summary.Subsystems[i].Notes = text
+		return // the name, which names the subsystem, stays
+	default:
+		list := m.List(it.kind)
+		if i := slices.Index(*list, it.text); i >= 0 {
+			(*list)[i] = text
+		}
+		for i := range m.Evidence {
+			if e := &m.Evidence[i]; e.Item == it.item && e.Text == it.text {
+				e.Text = text
 			}
 		}
 	}
-	return ch, true
+	if i := m.PinIndex(it.item, it.text); i >= 0 && it.kind != kindDecision && it.kind != kindQuestion {
+		m.Pinned[i].Text = text
+	}
 }
 
 // changeMedallion reads medallion id, lets change modify a copy and, when

@@ -161,6 +161,8 @@ func (s *Server) routes() *http.ServeMux {
 	mux.Handle("GET /v1/load", s.endpoint(s.load))
 	mux.Handle("GET /v1/review", s.endpoint(s.review))
 	mux.Handle("POST /v1/review", s.endpoint(s.reviewAct))
+	mux.Handle("POST /v1/item", s.endpoint(s.itemAct))
+	mux.Handle("GET /v1/ids", s.endpoint(s.ids))
 	mux.Handle("POST /v1/llm/check", extendWrite(llmCheckWriteTimeout, s.endpoint(s.llmCheck)))
 	mux.Handle("POST /v1/checkpoint", extendWrite(checkpointWriteTimeout, s.endpoint(s.checkpoint)))
 	mux.Handle("GET /v1/search", s.endpoint(s.search))

@@ -12,6 +12,7 @@ import (
 	"github.com/medallionhq/medallion/internal/api"
 	"github.com/medallionhq/medallion/internal/checkpoint"
 	"github.com/medallionhq/medallion/internal/episode"
+	"github.com/medallionhq/medallion/internal/store"
 )
 
 // Paging of GET /v1/sessions/{id}: a buffered episode can hold many
@@ -94,7 +95,7 @@ func (s *Server) session(r *http.Request) (any, error) {
 		return nil, err
 	}
 	if info == nil {
-		return nil, notFound("session %s not found (medallionctl sessions lists them)", id)
+		return nil, sessionNotFound(id)
 	}
 	events, err := s.cfg.Episodes.Episode(ctx, id, after, limit)
 	if err != nil {
@@ -135,6 +136,9 @@ func (s *Server) checkpoint(r *http.Request) (any, error) {
 		}
 	}
 	resp, err := s.cfg.Checkpoint(r.Context(), req)
+	if errors.Is(err, store.ErrNotFound) && req.SessionID != "" {
+		return nil, sessionNotFound(req.SessionID)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -186,4 +190,10 @@ func expectEOF(dec *json.Decoder) error {
 		return badRequest("invalid JSON: the request body holds more than one JSON value")
 	}
 	return nil
+}
+
+// sessionNotFound is how every command that names a session says it is
+// unknown (session show, checkpoint --session).
+func sessionNotFound(id string) error {
+	return notFound("session %s not found (medallionctl sessions lists them)", id)
 }

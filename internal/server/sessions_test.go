@@ -324,7 +324,7 @@ func TestSessionErrors(t *testing.T) {
 		{name: "sessions by POST", method: "POST", path: "/v1/sessions",
 			status: 405, code: api.CodeInvalid, want: []string{"method POST is not allowed"}},
 		{name: "checkpoint unknown session", method: "POST", path: "/v1/checkpoint", body: api.CheckpointRequest{SessionID: "nope"},
-			status: 404, code: api.CodeNotFound, want: []string{"checkpoint session nope", "not found"}},
+			status: 404, code: api.CodeNotFound, want: []string{"session nope not found (medallionctl sessions lists them)"}},
 		{name: "checkpoint failing", method: "POST", path: "/v1/checkpoint", body: api.CheckpointRequest{SessionID: "boom"},
 			status: 500, code: api.CodeInternal, want: []string{"curator queue closed"}},
 		{name: "checkpoint unknown field", method: "POST", path: "/v1/checkpoint", body: `{"session": "x"}`,

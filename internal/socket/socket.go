@@ -78,9 +78,9 @@ var _ net.Listener = (*Listener)(nil)
 // ErrAlreadyRunning. Two daemons starting at the same instant are kept
 // apart by an flock on path+".lock", taken before the stale-socket check:
 // without it both could judge the socket stale and the later one would
-// delete the socket the earlier one had just bound. The lock file is left
-// in place on Close, because unlinking a lock file races with the next
-// process opening it.
+// delete the socket the earlier one had just bound. Close removes the lock
+// file while it still holds the lock, and lockFile only trusts a lock on
+// the file that is at the path, so a clean stop leaves nothing behind.
 //
 // The socket is bound and then chmod'ed to 0600 rather than created under a
 // umask of 0177: the umask is process-wide, so changing it would also apply
@@ -216,15 +216,28 @@ func onlySocketFiles(dir, sockName string) (bool, error) {
 // conflicts just like one in another process, and the kernel releases the
 // lock of a daemon that died.
 func lockFile(path string) (*os.File, error) {
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|syscall.O_NOFOLLOW, 0o600)
-	if err != nil {
-		return nil, fmt.Errorf("open socket lock: %w", err)
-	}
-	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
+	for {
+		f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|syscall.O_NOFOLLOW, 0o600)
+		if err != nil {
+			return nil, fmt.Errorf("open socket lock: %w", err)
+		}
+		if err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
+			f.Close()
+			return nil, fmt.Errorf("lock %s: %w", path, err)
+		}
+		// Close unlinks the lock file before releasing it: a lock taken
+		// on a file that has left the path (opened just before the
+		// holder removed it) protects nothing, so open the path again.
+		held, err := f.Stat()
+		if err != nil {
+			f.Close()
+			return nil, fmt.Errorf("lock %s: %w", path, err)
+		}
+		if now, err := os.Stat(path); err == nil && os.SameFile(held, now) {
+			return f, nil
+		}
 		f.Close()
-		return nil, fmt.Errorf("lock %s: %w", path, err)
 	}
-	return f, nil
 }
 
 // removeStale deals with whatever is at path before we bind: nothing is
@@ -323,7 +336,11 @@ func (l *Listener) Close() error {
 			}
 		}
 		// Release the lock last, so that a daemon starting now never sees
-		// our socket file half removed.
+		// our socket file half removed; unlink it while holding it, so
+		// that whoever locks next locks the file at the path.
+		if rerr := os.Remove(l.path + ".lock"); rerr != nil && !errors.Is(rerr, fs.ErrNotExist) && err == nil {
+			err = fmt.Errorf("remove socket lock: %w", rerr)
+		}
 		l.lock.Close()
 		l.closeErr = err
 	})

@@ -374,3 +374,24 @@ func TestListenLongestPath(t *testing.T) {
 	ln := listen(t, path)
 	roundTrip(t, ln, path)
 }
+
+// TestCloseLeavesNoLockFile: a clean stop leaves nothing at the socket's
+// path, lock included, and the next daemon listens there as before.
+func TestCloseLeavesNoLockFile(t *testing.T) {
+	path := filepath.Join(tempDir(t), "m.sock")
+	for range 2 {
+		ln, err := Listen(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := os.Stat(path + ".lock"); err != nil {
+			t.Fatalf("no lock while listening: %v", err)
+		}
+		if err := ln.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := os.Stat(path + ".lock"); !errors.Is(err, fs.ErrNotExist) {
+			t.Fatalf("lock file after Close: %v", err)
+		}
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -21,6 +22,17 @@ import (
 // DefaultVerifyInterval is how often a running store reads itself back
 // when Options.VerifyInterval is zero.
 const DefaultVerifyInterval = 24 * time.Hour
+
+// verifyAtOpenMax is the size (tables and value logs) up to which Open
+// reads the store back before it returns: about a quarter of a second of
+// the start on 2 shared cores (a million medallions, 1.2 GB, took 14 s).
+var verifyAtOpenMax int64 = 24 << 20 // a variable so a test can take the background path
+
+// verifyDelay is when a store too big to read back at Open is read back:
+// after the start's own work (catching up on transcripts), and not in a
+// daemon stopped right after it started, whose Close would wait for the
+// table checksums (one uninterruptible pass, about 2 s at 1M medallions).
+var verifyDelay = 10 * time.Second
 
 // DefaultGCInterval is how often the value log is garbage-collected when
 // Options.GCInterval is zero.
@@ -82,13 +94,11 @@ type Badger struct {
 	spaceMu   sync.Mutex  // orders measurements and their OnSpace calls
 	space     Space       // the last measurement
 
-	// count mirrors the number of m/ keys: counted once at Open, then
-	// bumped after each committed Create, so Count never scans.
-	count atomic.Int64
-	// sizes guides LatestForScope to the shortest index list.
-	sizes listSizes
-	// episodes holds the sums EpisodeTotals reports (totals.go).
-	episodes episodeTotals
+	// counters hold the number of medallions (Count never scans), the
+	// index list sizes that guide LatestForScope to the shortest list,
+	// and the sums EpisodeTotals reports; they are stored beside the data
+	// they count and loaded at Open (counters.go).
+	counters counters
 	// indexer indexes every version written (index.go); nil: none.
 	indexer atomic.Pointer[indexerBox]
 
@@ -97,8 +107,9 @@ type Badger struct {
 	mu     sync.RWMutex
 	closed bool
 
-	stop       chan struct{} // closed by Close: ends the collector, spaceLoop and verifyLoop
+	stop       chan struct{} // closed by Close: ends the collector, spaceLoop, verifyLoop and the fold
 	gcDone     chan struct{}
+	foldDone   chan struct{}
 	spaceDone  chan struct{}
 	verifyDone chan struct{}
 	damage     atomic.Pointer[error] // what the last verification pass found
@@ -162,6 +173,7 @@ func Open(dir string, opts Options) (*Badger, error) {
 		onSpace:    opts.OnSpace,
 		stop:       make(chan struct{}),
 		gcDone:     make(chan struct{}),
+		foldDone:   make(chan struct{}),
 		spaceDone:  make(chan struct{}),
 		verifyDone: make(chan struct{}),
 	}
@@ -191,10 +203,26 @@ func Open(dir string, opts Options) (*Badger, error) {
 		return nil, fmt.Errorf("open store %s: %w", dir, err)
 	}
 	b.db = db
-	if err := b.verify(); err != nil {
-		_ = db.Close()
-		_ = unlockDir(lock)
-		return nil, fmt.Errorf("open store %s: %w", dir, err)
+	// A store that can be read back within the start's budget is, before
+	// Open returns, so a damaged one is refused with the way to repair it.
+	// A bigger one is read back at once in the background, like the
+	// periodic pass: damage found is logged and shown by status (Damage),
+	// and reads of a damaged value fail with an error (values carry
+	// checksums) rather than return garbage. Reading back a million
+	// medallions took 14 s (issue 12: start ≤ 300 ms).
+	size, err := allocatedBytes(dir, func(name string) bool {
+		ext := filepath.Ext(name)
+		return ext == ".sst" || ext == ".vlog" || ext == ".mem"
+	})
+	verifyNow := err != nil || size <= verifyAtOpenMax
+	if verifyNow {
+		if err := b.verify(); err != nil {
+			_ = db.Close()
+			_ = unlockDir(lock)
+			return nil, fmt.Errorf("open store %s: %w", dir, err)
+		}
+	} else {
+		logger.Info("the store is read back in the background", "dir", dir, "mib", size>>20)
 	}
 	b.readOnly.Store(readOnly)
 	if readOnly {
@@ -202,20 +230,27 @@ func Open(dir string, opts Options) (*Badger, error) {
 			"dir", dir, "free_mib", free>>20, "reserve_mib", b.reserve>>20)
 	}
 	b.measure()
-	n, err := b.countKeys()
+	foldDue, err := b.counters.load(db)
+	if err == nil && foldDue && !readOnly {
+		err = b.counters.fold(db, true)
+	}
 	if err != nil {
 		_ = db.Close()
 		_ = unlockDir(lock)
-		return nil, fmt.Errorf("open store %s: count medallions: %w", dir, err)
+		return nil, fmt.Errorf("open store %s: %w", dir, err)
 	}
-	b.count.Store(n)
-	b.every(gcInterval, b.gcDone, b.collectGarbage)
-	b.every(spaceInterval, b.spaceDone, b.checkSpace)
+	b.every(gcInterval, b.gcDone, b.collectGarbage, 0)
+	go b.foldLoop()
+	b.every(spaceInterval, b.spaceDone, b.checkSpace, 0)
 	verifyInterval := opts.VerifyInterval
 	if verifyInterval == 0 {
 		verifyInterval = DefaultVerifyInterval
 	}
-	b.every(verifyInterval, b.verifyDone, b.checkDamage)
+	var first time.Duration
+	if !verifyNow {
+		first = verifyDelay
+	}
+	b.every(verifyInterval, b.verifyDone, b.checkDamage, first)
 	return b, nil
 }
 
@@ -259,33 +294,64 @@ func badgerOptions(dir string, logger hclog.Logger) badger.Options {
 		WithVerifyValueChecksum(true)
 }
 
-// countKeys counts the m/ keys and the index lists without reading values.
-func (b *Badger) countKeys() (int64, error) {
-	var n int64
-	err := b.db.View(func(txn *badger.Txn) error {
-		prefix := []byte(prefixLatest)
-		it := txn.NewIterator(badger.IteratorOptions{Prefix: prefix})
-		for it.Seek(prefix); it.ValidForPrefix(prefix); it.Next() {
-			n++
+// foldAtClose is false only in a test that closes a store as a kill -9
+// would leave it, counters unfolded.
+var foldAtClose = true
+
+// foldLoop folds the counter changes when foldEvery of them await a fold,
+// and every foldInterval when any do; an idle store does nothing.
+func (b *Badger) foldLoop() {
+	defer close(b.foldDone)
+	t := time.NewTicker(foldInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-b.stop:
+			return
+		case <-t.C:
+		case <-b.counters.due:
 		}
-		it.Close()
-		b.sizes.load(txn)
-		return b.episodes.load(txn)
-	})
-	return n, err
+		b.foldCounters()
+	}
+}
+
+// foldCounters folds the counter changes written since the last fold.
+func (b *Badger) foldCounters() {
+	if b.counters.seq.Load() == b.counters.folded.Load() {
+		return
+	}
+	if err := b.begin(context.Background()); err != nil {
+		return
+	}
+	defer b.mu.RUnlock()
+	if b.roomToWrite() != nil {
+		return
+	}
+	if err := b.counters.fold(b.db, false); err != nil {
+		b.logger.Warn("fold the store's counters", "error", err)
+	}
 }
 
 // every runs fn every interval until Close, in a goroutine that closes
-// done when it ends; with interval <= 0 it runs nothing and closes done at
+// done when it ends; the first run comes after first rather than interval
+// when first > 0. With interval <= 0 it runs nothing and closes done at
 // once. The value-log collector, the free-space check and the periodic
 // verification are such loops.
-func (b *Badger) every(interval time.Duration, done chan struct{}, fn func()) {
+func (b *Badger) every(interval time.Duration, done chan struct{}, fn func(), first time.Duration) {
 	if interval <= 0 {
 		close(done)
 		return
 	}
 	go func() {
 		defer close(done)
+		if first > 0 {
+			select {
+			case <-b.stop:
+				return
+			case <-time.After(first):
+				fn()
+			}
+		}
 		t := time.NewTicker(interval)
 		defer t.Stop()
 		for {
@@ -338,12 +404,22 @@ func (b *Badger) Close() error {
 	b.closeOnce.Do(func() {
 		close(b.stop)
 		<-b.gcDone
+		<-b.foldDone
 		<-b.spaceDone
 		<-b.verifyDone
 		b.mu.Lock()
 		defer b.mu.Unlock()
 		var err error
 		if !b.closed { // a failed reopen leaves nothing open
+			// No call is in flight: the counters in memory are the
+			// store's, and the next Open reads c/base alone.
+			// Not below the disk's reserve: the changes stay stored
+			// and the next Open reads them.
+			if foldAtClose && b.roomToWrite() == nil {
+				if ferr := b.counters.fold(b.db, true); ferr != nil {
+					b.logger.Warn("fold the store's counters", "error", ferr)
+				}
+			}
 			err = b.db.Close()
 		}
 		b.closed = true
@@ -357,16 +433,20 @@ func (b *Badger) Close() error {
 	return b.closeErr
 }
 
-// DiskUsage is the size in bytes of the LSM tree and value log, as Badger
-// last measured them (at Open, then once a minute).
+// DiskUsage is the disk space the store's files take now, as du counts
+// it. Badger's own figure (db.Size) is refreshed once a minute and says
+// 0 B for a store that was just created, with medallions in it.
 func (b *Badger) DiskUsage() int64 {
 	b.mu.RLock()
 	defer b.mu.RUnlock()
 	if b.closed {
 		return 0
 	}
-	lsm, vlog := b.db.Size()
-	return lsm + vlog
+	n, err := allocatedBytes(b.dir, func(string) bool { return true })
+	if err != nil {
+		b.logger.Warn("measure store size", "error", err)
+	}
+	return n
 }
 
 // begin guards a call: it fails on a cancelled context or a closed store,
@@ -390,7 +470,7 @@ func (b *Badger) Count(ctx context.Context) (int, error) {
 		return 0, fmt.Errorf("count: %w", err)
 	}
 	defer b.mu.RUnlock()
-	return int(b.count.Load()), nil
+	return int(b.counters.medallions.Load()), nil
 }
 
 // Create stores m as version 1 of a new medallion (see Store.Create).
@@ -422,15 +502,7 @@ func (b *Badger) Create(ctx context.Context, m *medallion.Medallion) (*medallion
 	if err := c.Validate(); err != nil {
 		return nil, err
 	}
-	value, err := c.MarshalBinary()
-	if err != nil {
-		return nil, fmt.Errorf("create %s: encode: %w", id, err)
-	}
-	index, entry, err := indexEntries(c)
-	if err != nil {
-		return nil, fmt.Errorf("create %s: %w", id, err)
-	}
-
+	var delta *counts
 	write := func(txn *badger.Txn, indexVersion func(prev, cur *medallion.Medallion) error) error {
 		switch _, err := txn.Get(latestKey(id)); {
 		case err == nil:
@@ -438,11 +510,14 @@ func (b *Badger) Create(ctx context.Context, m *medallion.Medallion) (*medallion
 		case !errors.Is(err, badger.ErrKeyNotFound):
 			return err
 		}
-		if err := setAll(txn, c, value, index, entry); err != nil {
+		var err error
+		if delta, err = b.writeVersion(txn, nil, c); err != nil {
 			return err
 		}
 		return indexVersion(nil, c)
 	}
+	var err error
+	defer b.counters.writing()()
 	// Two Creates of one id conflict on the m/ key they both read: the
 	// loser runs again and then sees the winner's medallion (ErrExists).
 	// Badger reports a conflict only when another commit touched a key
@@ -455,8 +530,7 @@ func (b *Badger) Create(ctx context.Context, m *medallion.Medallion) (*medallion
 	}
 	switch {
 	case err == nil:
-		b.count.Add(1)
-		b.sizes.add(c, 1)
+		b.counters.committed(delta)
 		return c, nil
 	case errors.Is(err, badger.ErrConflict):
 		return nil, fmt.Errorf("create %s: %w", id, ErrConflict)
@@ -492,16 +566,17 @@ func (b *Badger) Update(ctx context.Context, m *medallion.Medallion) (*medallion
 		return nil, err
 	}
 
-	var old *medallion.Medallion
+	var delta *counts
+	defer b.counters.writing()()
 	err := b.indexWrite(func(txn *badger.Txn, indexVersion func(prev, cur *medallion.Medallion) error) error {
-		var err error
-		old, err = getLatest(txn, id)
+		prev, err := getLatestStored(txn, id)
 		if err != nil {
 			return err
 		}
-		if old == nil {
+		if prev == nil {
 			return ErrNotFound
 		}
+		old := prev.m
 		if c.Meta.Version != old.Meta.Version {
 			return fmt.Errorf("based on version %d but version %d is stored: %w", c.Meta.Version, old.Meta.Version, ErrConflict)
 		}
@@ -513,26 +588,7 @@ func (b *Badger) Update(ctx context.Context, m *medallion.Medallion) (*medallion
 		if err := c.Validate(); err != nil {
 			return err
 		}
-		oldIndex, _, err := indexEntries(old)
-		if err != nil {
-			return err
-		}
-		// Deletes go first: an entry whose key did not change is then
-		// written again rather than lost.
-		for _, k := range oldIndex {
-			if err := txn.Delete(k); err != nil {
-				return err
-			}
-		}
-		value, err := c.MarshalBinary()
-		if err != nil {
-			return fmt.Errorf("encode: %w", err)
-		}
-		index, entry, err := indexEntries(c)
-		if err != nil {
-			return err
-		}
-		if err := setAll(txn, c, value, index, entry); err != nil {
+		if delta, err = b.writeVersion(txn, prev, c); err != nil {
 			return err
 		}
 		return indexVersion(old, c)
@@ -540,8 +596,7 @@ func (b *Badger) Update(ctx context.Context, m *medallion.Medallion) (*medallion
 	var verr *medallion.ValidationError
 	switch {
 	case err == nil:
-		b.sizes.add(old, -1)
-		b.sizes.add(c, 1)
+		b.counters.committed(delta)
 		return c, nil
 	case errors.As(err, &verr):
 		return nil, err
@@ -569,25 +624,75 @@ func nextUpdatedAt(now time.Time, prev string) (string, error) {
 	return medallion.FormatTime(t), nil
 }
 
-// setAll writes the latest and version keys and the index entries of c.
-func setAll(txn *badger.Txn, c *medallion.Medallion, value []byte, index [][]byte, entry []byte) error {
+// stored is the latest version of a medallion as read in a transaction:
+// decoded, and its record as stored.
+type stored struct {
+	m   *medallion.Medallion
+	raw []byte
+}
+
+// writeVersion writes c, which must be valid, as the new latest version of
+// its medallion: version 1 when prev is nil, else the version after prev,
+// the latest version read in the same transaction. It is the one place a
+// version is written (Import aside, which writes many at once): the
+// version record, whole; the m/ key naming it; the index entries, moved
+// from prev's; prev's record, rewritten as a delta from c when that is
+// worth it (delta.go); and the change to the counters, which it returns
+// for counters.committed once the transaction has committed.
+func (b *Badger) writeVersion(txn *badger.Txn, prev *stored, c *medallion.Medallion) (*counts, error) {
 	id := c.Meta.MedallionID
+	value, ends := c.MarshalBinaryUnits()
+	index, entry, err := indexEntries(c)
+	if err != nil {
+		return nil, err
+	}
+	var delta counts
+	delta.addMedallion(c, 1, prev == nil)
+	if prev != nil {
+		delta.addMedallion(prev.m, -1, false)
+		oldIndex, _, err := indexEntries(prev.m)
+		if err != nil {
+			return nil, err
+		}
+		// Deletes go first: an entry whose key did not change is then
+		// written again rather than lost.
+		for _, k := range oldIndex {
+			if err := txn.Delete(k); err != nil {
+				return nil, err
+			}
+		}
+		if rec := shrink(prev.m, prev.raw, value, ends); len(rec) < len(prev.raw) {
+			if err := txn.Set(versionKey(id, prev.m.Meta.Version), rec); err != nil {
+				return nil, err
+			}
+		}
+	}
 	if err := txn.Set(latestKey(id), versionValue(c.Meta.Version)); err != nil {
-		return err
+		return nil, err
 	}
 	if err := txn.Set(versionKey(id, c.Meta.Version), value); err != nil {
-		return err
+		return nil, err
 	}
 	for _, k := range index {
 		if err := txn.Set(k, entry); err != nil {
-			return err
+			return nil, err
 		}
 	}
-	return nil
+	return &delta, b.counters.put(txn, &delta)
 }
 
 // getLatest reads the latest version of id, nil when absent.
 func getLatest(txn *badger.Txn, id string) (*medallion.Medallion, error) {
+	s, err := getLatestStored(txn, id)
+	if s == nil {
+		return nil, err
+	}
+	return s.m, nil
+}
+
+// getLatestStored reads the latest version of id and its record, nil when
+// absent. The latest version is always stored whole.
+func getLatestStored(txn *badger.Txn, id string) (*stored, error) {
 	item, err := txn.Get(latestKey(id))
 	if errors.Is(err, badger.ErrKeyNotFound) {
 		return nil, nil
@@ -599,13 +704,24 @@ func getLatest(txn *badger.Txn, id string) (*medallion.Medallion, error) {
 	if err := item.Value(func(v []byte) (err error) { version, err = parseVersion(v); return err }); err != nil {
 		return nil, fmt.Errorf("latest version of %s: %w", id, err)
 	}
-	m, err := getMedallion(txn, versionKey(id, version))
-	if err == nil && m == nil {
+	key := versionKey(id, version)
+	item, err = txn.Get(key)
+	if errors.Is(err, badger.ErrKeyNotFound) {
 		// m/ and v/ keys are written in one transaction, so this is
 		// corruption, not a race.
-		err = fmt.Errorf("latest version %d of %s is not stored", version, id)
+		return nil, fmt.Errorf("latest version %d of %s is not stored", version, id)
 	}
-	return m, err
+	if err != nil {
+		return nil, err
+	}
+	s := &stored{m: new(medallion.Medallion)}
+	if s.raw, err = item.ValueCopy(nil); err != nil {
+		return nil, fmt.Errorf("read %s: %w", key, err)
+	}
+	if err := decodeMedallion(s.raw, s.m); err != nil {
+		return nil, fmt.Errorf("decode %s: %w", key, err)
+	}
+	return s, nil
 }
 
 // getMedallion decodes the medallion stored at key, nil when absent.
@@ -671,9 +787,15 @@ func (b *Badger) GetVersion(ctx context.Context, id string, version int) (*medal
 	}
 	var m *medallion.Medallion
 	err := b.db.View(func(txn *badger.Txn) error {
-		var err error
-		m, err = getMedallion(txn, versionKey(id, version))
-		return err
+		whole, err := versionBytes(txn, id, version)
+		if err != nil || whole == nil {
+			return err
+		}
+		m = new(medallion.Medallion)
+		if err := decodeMedallion(whole, m); err != nil {
+			return fmt.Errorf("decode %s: %w", versionKey(id, version), err)
+		}
+		return nil
 	})
 	if err != nil {
 		return nil, fmt.Errorf("get %s version %d: %w", id, version, err)
@@ -682,7 +804,10 @@ func (b *Badger) GetVersion(ctx context.Context, id string, version int) (*medal
 }
 
 // History lists every version of id, oldest first (the version keys sort
-// by big-endian version number).
+// by big-endian version number). It reads only each record's meta, which
+// every kind of record begins with (a delta's first literal), and keeps
+// copies of its strings: 10,000 versions cost their meta, not 10,000
+// decoded medallions kept alive by one string each.
 func (b *Badger) History(ctx context.Context, id string) ([]medallion.VersionInfo, error) {
 	if err := b.begin(ctx); err != nil {
 		return nil, fmt.Errorf("history %s: %w", id, err)
@@ -694,19 +819,15 @@ func (b *Badger) History(ctx context.Context, id string) ([]medallion.VersionInf
 		it := txn.NewIterator(badger.IteratorOptions{Prefix: prefix, PrefetchValues: true, PrefetchSize: 16})
 		defer it.Close()
 		for it.Seek(prefix); it.ValidForPrefix(prefix); it.Next() {
-			// Only meta is needed, but decoding a whole binary version
-			// (~1 µs) costs less than encoding/json took to skip the rest;
-			// versions stored as JSON are decoded whole too, for one
-			// decoding path.
-			var v medallion.Medallion
-			if err := it.Item().Value(func(b []byte) error { return decodeMedallion(b, &v) }); err != nil {
+			var meta medallion.Meta
+			if err := it.Item().Value(func(v []byte) (err error) { meta, err = recordMeta(v); return err }); err != nil {
 				return fmt.Errorf("decode %s: %w", it.Item().Key(), err)
 			}
 			out = append(out, medallion.VersionInfo{
-				Version:   v.Meta.Version,
-				UpdatedAt: v.Meta.UpdatedAt,
-				Model:     v.Meta.Model,
-				Status:    v.Meta.Status,
+				Version:   meta.Version,
+				UpdatedAt: meta.UpdatedAt,
+				Model:     meta.Model,
+				Status:    meta.Status,
 			})
 		}
 		return nil

@@ -362,3 +362,43 @@ func TestLatestForScopeMatchesBruteForce(t *testing.T) {
 		t.Errorf("list sizes counted at Open:\n got %v\nwant %v", got, wantSizes)
 	}
 }
+
+// TestDiskUsageOfANewStore: a store just created with one medallion in it
+// does not report 0 B (Badger's own figure is a minute late).
+func TestDiskUsageOfANewStore(t *testing.T) {
+	s := openBadger(t, t.TempDir(), store.Options{})
+	if _, err := s.Create(context.Background(), newMedallion("one", []string{"repo:muse"}, nil)); err != nil {
+		t.Fatal(err)
+	}
+	if n := s.DiskUsage(); n <= 0 {
+		t.Errorf("disk usage = %d with a medallion stored, want > 0", n)
+	}
+}
+
+// TestOldVersionsKeepTheUsersHolds: a version stored as a delta from the
+// next one reads back with its pins and forgotten items.
+func TestOldVersionsKeepTheUsersHolds(t *testing.T) {
+	s := openBadger(t, t.TempDir(), store.Options{})
+	ctx := context.Background()
+	m := newMedallion("held", []string{"repo:muse"}, nil)
+	m.Decisions = []medallion.Decision{{ID: "D-001", Statement: "stream MIDI", Confidence: 0.9}}
+	m.Pinned = []medallion.Pin{{Item: "D-001"}}
+	m.Forget(medallion.KindDecision, "D-002", "buffer whole tracks")
+	v1, err := s.Create(ctx, m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	next := v1.Clone()
+	next.Pinned = nil
+	next.Forgotten = nil
+	if _, err := s.Update(ctx, next); err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.GetVersion(ctx, "held", 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got.Pinned, m.Pinned) || !reflect.DeepEqual(got.Forgotten, m.Forgotten) {
+		t.Errorf("version 1: pinned %+v forgotten %+v, want %+v %+v", got.Pinned, got.Forgotten, m.Pinned, m.Forgotten)
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"path/filepath"
 	"runtime"
 	"slices"
 	"sync"
@@ -30,13 +31,14 @@ const (
 type seededDB struct {
 	once  sync.Once
 	dir   string
+	keep  bool // dir was given (MEDALLION_PERF_DIR) and outlives the run
 	store *store.Badger
 	err   error
 }
 
 var (
 	seededMu sync.Mutex
-	seeded   = map[int]*seededDB{}
+	seeded   = map[string]*seededDB{}
 )
 
 func TestMain(m *testing.M) {
@@ -45,7 +47,7 @@ func TestMain(m *testing.M) {
 		if db.store != nil {
 			db.store.Close()
 		}
-		if db.dir != "" {
+		if db.dir != "" && !db.keep {
 			os.RemoveAll(db.dir)
 		}
 	}
@@ -110,38 +112,48 @@ func benchMedallion(rng *rand.Rand, i int) *medallion.Medallion {
 // seededStore returns the shared store holding size benchmark medallions,
 // filling it on first use.
 func seededStore(b *testing.B, size int) *store.Badger {
+	return seededDBFor(b, fmt.Sprint(size), size, benchMedallion).store
+}
+
+// seededDBFor returns the shared store named name, filling it on first use
+// with size medallions made by newMedallion. With MEDALLION_PERF_DIR set,
+// the store is kept in that directory under name and a later run reuses
+// it (a million medallions take minutes to fill).
+func seededDBFor(b *testing.B, name string, size int, newMedallion func(*rand.Rand, int) *medallion.Medallion) *seededDB {
 	seededMu.Lock()
-	db := seeded[size]
+	db := seeded[name]
 	if db == nil {
 		db = &seededDB{}
-		seeded[size] = db
+		seeded[name] = db
 	}
 	seededMu.Unlock()
 	db.once.Do(func() {
 		start := time.Now()
-		db.dir, db.err = os.MkdirTemp("", "medallion-bench")
-		if db.err != nil {
+		if keep := os.Getenv("MEDALLION_PERF_DIR"); keep != "" {
+			db.dir, db.keep = filepath.Join(keep, name), true
+			if _, err := os.Stat(filepath.Join(db.dir, "MANIFEST")); err == nil {
+				db.store, db.err = store.Open(db.dir, store.Options{})
+				return
+			}
+		} else if db.dir, db.err = os.MkdirTemp("", "medallion-bench"); db.err != nil {
 			return
 		}
 		db.store, db.err = store.Open(db.dir, store.Options{})
 		if db.err != nil {
 			return
 		}
-		// Draw every medallion up front from one seed so the data set does
-		// not depend on goroutine scheduling, then create them from a few
-		// goroutines, which Badger batches into fewer commits.
-		rng := rand.New(rand.NewPCG(uint64(size), 42))
-		ms := make([]*medallion.Medallion, size)
-		for i := range ms {
-			ms[i] = benchMedallion(rng, i)
-		}
+		// Medallion i is drawn from its own seed, so the data set does not
+		// depend on goroutine scheduling, and is made only when created (a
+		// million made up front took gigabytes); a few goroutines create
+		// them, which Badger batches into fewer commits.
 		const workers = 4
 		errs := make(chan error, workers)
 		var wg sync.WaitGroup
 		for w := range workers {
 			wg.Go(func() {
 				for i := w; i < size; i += workers {
-					if _, err := db.store.Create(context.Background(), ms[i]); err != nil {
+					m := newMedallion(rand.New(rand.NewPCG(uint64(size), uint64(i))), i)
+					if _, err := db.store.Create(context.Background(), m); err != nil {
 						errs <- err
 						return
 					}
@@ -153,7 +165,6 @@ func seededStore(b *testing.B, size int) *store.Badger {
 		if db.err = <-errs; db.err != nil {
 			return
 		}
-		ms = nil
 		runtime.GC() // drop the seed data before measuring anything
 		// Reopen, as a restarted daemon would, and let Badger finish the
 		// compactions the bulk load queued: queries measured while
@@ -186,7 +197,7 @@ func seededStore(b *testing.B, size int) *store.Badger {
 	if db.err != nil {
 		b.Fatalf("seed %d medallions: %v", size, db.err)
 	}
-	return db.store
+	return db
 }
 
 // reportLatencies adds the median and 99th percentile of per-operation

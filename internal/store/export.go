@@ -1,7 +1,9 @@
 package store
 
 import (
+	"bytes"
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"slices"
@@ -16,9 +18,9 @@ import (
 // for events, medallions are what a store holds that nothing else does.
 
 // Export calls fn with every stored version of every medallion: by id,
-// oldest version first, as stored (timestamps and versions unchanged). It
-// reads one snapshot, so a concurrent update is either in it whole or not
-// at all.
+// oldest version first, as stored (timestamps and versions unchanged),
+// each rebuilt whole where it is stored as a delta. It reads one
+// snapshot, so a concurrent update is either in it whole or not at all.
 func (b *Badger) Export(ctx context.Context, fn func(*medallion.Medallion) error) error {
 	if err := b.begin(ctx); err != nil {
 		return fmt.Errorf("export: %w", err)
@@ -32,8 +34,27 @@ func (b *Badger) Export(ctx context.Context, fn func(*medallion.Medallion) error
 }
 
 // eachVersion calls fn with every stored version in txn: by id, oldest
-// version first. Export and Reindex read the store with it.
+// version first, each rebuilt whole where it is stored as a delta. Export
+// and Reindex read the store with it.
 func eachVersion(ctx context.Context, txn *badger.Txn, fn func(*medallion.Medallion) error) error {
+	// The records of one medallion are collected (deltas are small) and
+	// handed out rebuilt when the next id begins.
+	var id []byte
+	var recs []record
+	flush := func() error {
+		err := rebuildAll(recs, func(version int, whole []byte, err error) error {
+			if err != nil {
+				return fmt.Errorf("rebuild %s: %w", versionKey(string(id), version), err)
+			}
+			m := new(medallion.Medallion)
+			if err := decodeMedallion(whole, m); err != nil {
+				return fmt.Errorf("decode %s: %w", versionKey(string(id), version), err)
+			}
+			return fn(m)
+		})
+		recs = recs[:0]
+		return err
+	}
 	prefix := []byte(prefixVersion)
 	it := txn.NewIterator(badger.IteratorOptions{Prefix: prefix, PrefetchValues: true, PrefetchSize: 16})
 	defer it.Close()
@@ -41,16 +62,24 @@ func eachVersion(ctx context.Context, txn *badger.Txn, fn func(*medallion.Medall
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		m := new(medallion.Medallion)
 		item := it.Item()
-		if err := item.Value(func(v []byte) error { return decodeMedallion(v, m) }); err != nil {
-			return fmt.Errorf("decode %s: %w", item.Key(), err)
+		key := item.Key()
+		if len(key) < len(prefix)+1+8 {
+			return fmt.Errorf("bad version key %q", key)
 		}
-		if err := fn(m); err != nil {
-			return err
+		if kid := key[len(prefix) : len(key)-9]; !bytes.Equal(kid, id) {
+			if err := flush(); err != nil {
+				return err
+			}
+			id = append(id[:0], kid...)
 		}
+		raw, err := item.ValueCopy(nil)
+		if err != nil {
+			return fmt.Errorf("read %s: %w", key, err)
+		}
+		recs = append(recs, record{version: int(binary.BigEndian.Uint64(key[len(key)-8:])), raw: raw})
 	}
-	return nil
+	return flush()
 }
 
 // ErrBadImport is wrapped by Import's error when the versions handed to it
@@ -85,6 +114,7 @@ func (b *Badger) Import(ctx context.Context, versions []*medallion.Medallion) er
 		return fmt.Errorf("import %s: %w", id, err)
 	}
 	values := make([][]byte, len(versions))
+	ends := make([][]int, len(versions))
 	clones := make([]*medallion.Medallion, len(versions))
 	for i, v := range versions {
 		c := v.Clone()
@@ -98,11 +128,13 @@ func (b *Badger) Import(ctx context.Context, versions []*medallion.Medallion) er
 		if err := c.Validate(); err != nil {
 			return fmt.Errorf("import %s version %d: %w", id, i+1, err)
 		}
-		value, err := c.MarshalBinary()
-		if err != nil {
-			return fmt.Errorf("import %s version %d: encode: %w", id, i+1, err)
-		}
-		values[i], clones[i] = value, c
+		values[i], ends[i] = c.MarshalBinaryUnits()
+		clones[i] = c
+	}
+	// Every version but the latest is stored as the store's own updates
+	// leave it: a delta from the next one where that is worth it.
+	for i := range len(values) - 1 {
+		values[i] = shrink(clones[i], values[i], values[i+1], ends[i+1])
 	}
 	latest := clones[len(clones)-1]
 	index, entry, err := indexEntries(latest)
@@ -116,6 +148,8 @@ func (b *Badger) Import(ctx context.Context, versions []*medallion.Medallion) er
 	// importChunk versions (every medallion seen so far) this is one
 	// transaction; beyond, a Create of the same new id racing the import
 	// could leave it the imported versions above its own.
+	var delta counts
+	defer b.counters.writing()()
 	for start := 0; start < len(values); start += importChunk {
 		end := min(start+importChunk, len(values))
 		last := end == len(values)
@@ -140,6 +174,11 @@ func (b *Badger) Import(ctx context.Context, versions []*medallion.Medallion) er
 			if !last {
 				return nil
 			}
+			delta = counts{}
+			delta.addMedallion(latest, 1, true)
+			if err := b.counters.put(txn, &delta); err != nil {
+				return err
+			}
 			if err := txn.Set(latestKey(id), versionValue(latest.Meta.Version)); err != nil {
 				return err
 			}
@@ -157,8 +196,7 @@ func (b *Badger) Import(ctx context.Context, versions []*medallion.Medallion) er
 			return fmt.Errorf("import %s: %w", id, err)
 		}
 	}
-	b.count.Add(1)
-	b.sizes.add(latest, 1)
+	b.counters.committed(&delta)
 	return nil
 }
 

@@ -30,10 +30,8 @@ func Levels(b *Badger) (desc string, due bool) {
 // ListSizes returns the planner's index list sizes by "n/<node>" and
 // "t/<tag>".
 func ListSizes(b *Badger) map[string]int64 {
-	b.sizes.mu.Lock()
-	defer b.sizes.mu.Unlock()
-	out := make(map[string]int64, len(b.sizes.n))
-	for k, v := range b.sizes.n {
+	out := make(map[string]int64)
+	for k, v := range b.counters.sizes.snapshot() {
 		out[k[:len(k)-1]] = v // drop the separator
 	}
 	return out

@@ -111,10 +111,13 @@ const reindexBatch = 64
 
 // Reindex drops every key under prefix (the indexer's own) and hands
 // every stored version to the indexer, each medallion's versions in
-// order, as if each were written now. It reads one snapshot; versions
-// written meanwhile are indexed by their own write. It returns how many
-// versions it indexed.
-func (b *Badger) Reindex(ctx context.Context, prefix string) (int, error) {
+// order, as if each were written now. After each batch of versions
+// committed, and once more at the end (last), afterBatch may write what
+// the indexer gathered with write (a transaction on the store, under the
+// call Reindex already holds). It reads one snapshot; versions written
+// meanwhile are indexed by their own write. It returns how many versions
+// it indexed.
+func (b *Badger) Reindex(ctx context.Context, prefix string, afterBatch func(write func(func(*badger.Txn) error) error, last bool) error) (int, error) {
 	box := b.indexer.Load()
 	if box == nil {
 		return 0, errors.New("reindex: no indexer set")
@@ -161,7 +164,7 @@ func (b *Badger) Reindex(ctx context.Context, prefix string) (int, error) {
 		for _, f := range after {
 			f()
 		}
-		return nil
+		return afterBatch(b.db.Update, false)
 	}
 	n := 0
 	var prev *medallion.Medallion
@@ -183,6 +186,9 @@ func (b *Badger) Reindex(ctx context.Context, prefix string) (int, error) {
 	})
 	if err == nil && len(batch) > 0 {
 		err = index(batch)
+	}
+	if err == nil {
+		err = afterBatch(b.db.Update, true)
 	}
 	if err != nil {
 		return n, fmt.Errorf("reindex: %w", err)

@@ -237,14 +237,17 @@ func (b *Badger) Ingest(ctx context.Context, batch IngestBatch) (IngestResult, e
 
 	in := ingestion{batch: &batch, now: now, fileValue: fileValue}
 	var res IngestResult
+	defer b.counters.writing()()
 	err = b.updateRetry(ctx, func(txn *badger.Txn) error {
 		var err error
-		res, err = in.run(txn)
-		return err
+		if res, err = in.run(txn); err != nil {
+			return err
+		}
+		return b.counters.put(txn, in.delta.counts())
 	})
 	switch {
 	case err == nil:
-		b.episodes.add(in.delta)
+		b.counters.committed(in.delta.counts())
 		return res, nil
 	case errors.Is(err, badger.ErrTxnTooBig):
 		// Badger's own limit (see MaxIngestSessions); the discarded
@@ -658,7 +661,7 @@ func (b *Badger) EpisodeTotals(ctx context.Context) (sessions int, buffered, che
 		return 0, 0, 0, fmt.Errorf("episode totals: %w", err)
 	}
 	defer b.mu.RUnlock()
-	sessions, buffered, checkpoints = b.episodes.get()
+	sessions, buffered, checkpoints = b.counters.episodes.get()
 	return sessions, buffered, checkpoints, nil
 }
 
@@ -764,6 +767,7 @@ func (b *Badger) ClearEpisode(ctx context.Context, sessionID string, upto uint64
 	var watermark, from uint64
 	var more bool
 	var delta totalsDelta
+	done := b.counters.writing()
 	err := b.updateRetry(ctx, func(txn *badger.Txn) error {
 		rec, err := getSession(txn, sessionID)
 		if err != nil {
@@ -792,13 +796,17 @@ func (b *Badger) ClearEpisode(ctx context.Context, sessionID string, upto uint64
 		if err := txn.Set(sessionKey(sessionID), v); err != nil {
 			return err
 		}
+		if err := b.counters.put(txn, delta.counts()); err != nil {
+			return err
+		}
 		if beforeCommit != nil {
 			beforeCommit("clear")
 		}
 		return nil
 	})
+	done()
 	if err == nil {
-		b.episodes.add(delta)
+		b.counters.committed(delta.counts())
 	}
 	for err == nil && more {
 		if err = ctx.Err(); err != nil {

@@ -880,20 +880,21 @@ func TestIngestClearRace(t *testing.T) {
 	checkTotals(t, s)
 }
 
-// checkTotals checks that the totals kept in memory equal the sums of the
-// stored session records.
+// checkTotals checks that the totals kept in memory, and the counters
+// stored, equal the sums of the stored session records.
 func checkTotals(t *testing.T, s *Badger) {
 	t.Helper()
-	var want episodeTotals
-	if err := s.db.View(want.load); err != nil {
+	var want totalsDelta
+	err := s.db.View(func(txn *badger.Txn) (err error) { want, err = sumSessions(txn); return err })
+	if err != nil {
 		t.Fatal(err)
 	}
 	n, buffered, checkpoints, err := s.EpisodeTotals(context.Background())
-	wn, wb, wc := want.get()
-	if err != nil || n != wn || buffered != wb || checkpoints != wc {
-		t.Errorf("totals %d sessions, %d buffered, %d checkpoints (%v); the records sum to %d, %d, %d",
-			n, buffered, checkpoints, err, wn, wb, wc)
+	if err != nil || n != want.sessions || buffered != want.buffered || checkpoints != want.checkpoints {
+		t.Errorf("totals %d sessions, %d buffered, %d checkpoints (%v); the records sum to %+v",
+			n, buffered, checkpoints, err, want)
 	}
+	checkCounters(t, s)
 }
 
 // TestEpisodeTotalsKept checks the kept totals against the records after

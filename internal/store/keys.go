@@ -18,11 +18,15 @@ import (
 //	n/<node> 0x00 <order> <id>      → graph-node index entry → <entry>
 //	t/<tag> 0x00 <order> <id>       → tag index entry → <entry>
 //
-// Versions are written once and never change; m/ only names the latest,
-// so a medallion is stored once per version and an update rewrites 8 bytes
-// rather than the previous medallion. A version is stored in the binary
-// encoding of medallion.MarshalBinary (first byte 0x01), or as JSON (first
-// byte '{') if an older build wrote it; readers take both (decodeMedallion).
+// m/ only names the latest version. The latest version is stored whole,
+// in the binary encoding of medallion.MarshalBinary (first byte 0x01-0x03),
+// or as JSON (first byte '{') if an older build wrote it; readers take both
+// (decodeMedallion). An older version is stored whole or, once a newer one
+// follows, as a reverse delta from it (first byte 0x10, delta.go): its
+// content never changes, its record may shrink once.
+//
+// The counters (counters.go) live under c/: c/base, c/dropped and one
+// c/d/<seq> key per write transaction that changed a count.
 //
 // <order> is the 12-byte inverted updated_at (seconds since the epoch with
 // the sign bit flipped, u64 BE, then nanoseconds u32 BE, every byte

@@ -310,3 +310,42 @@ func TestUnfinishedTransactionIsNoDamage(t *testing.T) {
 	}
 	st.Close()
 }
+
+// TestVerifyBigStoreInBackground: a store too big to read back within the
+// start's budget opens, and is read back at once in the background:
+// damage is reported by Damage, not by Open (issue 12: start ≤ 300 ms).
+func TestVerifyBigStoreInBackground(t *testing.T) {
+	dir := t.TempDir()
+	s, err := Open(dir, Options{GCInterval: -1, Reserve: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 20 {
+		mustIngest(t, s, IngestBatch{File: file(fmt.Sprintf("f%d", i), 1), Events: events(fmt.Sprintf("s%02d", i), fmt.Sprintf("e%02d", i), 100)})
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	tables, err := filepath.Glob(filepath.Join(dir, "*.sst"))
+	if err != nil || len(tables) == 0 {
+		t.Fatalf("no table: %v", err)
+	}
+	fi, err := os.Stat(tables[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeAt(t, tables[0], fi.Size()/3, garbage(64))
+
+	prev, prevDelay := verifyAtOpenMax, verifyDelay
+	verifyAtOpenMax, verifyDelay = 0, 10*time.Millisecond
+	t.Cleanup(func() { verifyAtOpenMax, verifyDelay = prev, prevDelay })
+	s, err = Open(dir, Options{GCInterval: -1, Reserve: -1})
+	if err != nil {
+		t.Fatalf("open: %v", err)
+	}
+	defer s.Close()
+	waitFor(t, "the damage found", func() bool { return s.Damage() != nil })
+	if err := s.Damage(); !errors.Is(err, ErrDamaged) || !strings.Contains(err.Error(), "a table fails its checksum") {
+		t.Errorf("damage: %v", err)
+	}
+}

@@ -31,19 +31,21 @@ import (
 // Next per entry of that list, which a join cannot beat by much.
 
 // listSizes counts the index entries of every node and tag, keyed by the
-// index prefix, so the planner can pick the shortest list. It is built by
-// one key-only pass at Open and kept up to date after each commit; a
-// query that runs during a commit may see the count from just before it,
-// which only affects which list is walked, never the answer.
+// index prefix, so the planner can pick the shortest list. It is loaded
+// from the stored counters at Open (counters.go) and kept up to date after
+// each commit; a query that runs during a commit may see the count from
+// just before it, which only affects which list is walked, never the
+// answer.
 type listSizes struct {
 	mu sync.Mutex
 	n  map[string]int64
 }
 
-// load counts the entries under the node and tag prefixes. Keys of one
-// name are adjacent, so counting runs avoids a map update per key.
-func (l *listSizes) load(txn *badger.Txn) {
-	l.n = make(map[string]int64)
+// countLists counts the entries under the node and tag prefixes key by
+// key (how a store without stored counters is counted). Keys of one name
+// are adjacent, so counting runs avoids a map update per key.
+func countLists(txn *badger.Txn) map[string]int64 {
+	n := make(map[string]int64)
 	for _, kind := range []string{prefixNode, prefixTag} {
 		prefix := []byte(kind)
 		it := txn.NewIterator(badger.IteratorOptions{Prefix: prefix})
@@ -54,34 +56,55 @@ func (l *listSizes) load(txn *badger.Txn) {
 			name := k[:bytes.IndexByte(k[len(prefix):], sep)+len(prefix)+1]
 			if !bytes.Equal(name, run) {
 				if count > 0 {
-					l.n[string(run)] = count
+					n[string(run)] = count
 				}
 				run, count = append(run[:0], name...), 0
 			}
 			count++
 		}
 		if count > 0 {
-			l.n[string(run)] = count
+			n[string(run)] = count
 		}
 		it.Close()
 	}
+	return n
 }
 
-// add counts the index entries of m, delta times.
-func (l *listSizes) add(m *medallion.Medallion, delta int64) {
+// set replaces every size.
+func (l *listSizes) set(n map[string]int64) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	for _, names := range []struct {
-		kind string
-		list []string
-	}{{prefixNode, m.Scope.GraphNodes}, {prefixTag, m.Scope.Tags}} {
-		for _, name := range names.list {
-			k := string(indexPrefix(names.kind, name))
-			if l.n[k] += delta; l.n[k] <= 0 {
-				delete(l.n, k)
-			}
+	l.n = make(map[string]int64, len(n))
+	for k, v := range n {
+		if v > 0 {
+			l.n[k] = v
 		}
 	}
+}
+
+// addAll adds a committed transaction's changes, by index prefix.
+func (l *listSizes) addAll(d map[string]int64) {
+	if len(d) == 0 {
+		return
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for k, delta := range d {
+		if l.n[k] += delta; l.n[k] <= 0 {
+			delete(l.n, k)
+		}
+	}
+}
+
+// snapshot copies every size.
+func (l *listSizes) snapshot() map[string]int64 {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	out := make(map[string]int64, len(l.n))
+	for k, v := range l.n {
+		out[k] = v
+	}
+	return out
 }
 
 func (l *listSizes) get(prefix []byte) int64 {
@@ -112,7 +135,7 @@ func (b *Badger) plan(nodes, tags []string) plan {
 	nodeCost := int64(-1)
 	for _, n := range nodes {
 		prefix := indexPrefix(prefixNode, n)
-		if c := b.sizes.get(prefix); nodeCost < 0 || c < nodeCost {
+		if c := b.counters.sizes.get(prefix); nodeCost < 0 || c < nodeCost {
 			shortest, nodeCost = prefix, c
 		}
 	}
@@ -120,7 +143,7 @@ func (b *Badger) plan(nodes, tags []string) plan {
 	var tagPrefixes [][]byte
 	for _, t := range tags {
 		prefix := indexPrefix(prefixTag, t)
-		tagCost += b.sizes.get(prefix)
+		tagCost += b.counters.sizes.get(prefix)
 		tagPrefixes = append(tagPrefixes, prefix)
 	}
 	if len(nodes) > 0 && (len(tags) == 0 || nodeCost <= tagCost) {

@@ -2,6 +2,7 @@ package store
 
 import (
 	"bufio"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -36,14 +37,16 @@ type SalvageResult struct {
 // version first). dir is never written: Badger opens it read-only, or, when
 // it cannot, a copy made in scratch (a directory on a filesystem with room
 // for the store, removed afterwards). Then the value logs are read entry by
-// entry, past damage, for versions the tables no longer lead to: most
-// versions are over Badger's value threshold and so stored whole in a value
-// log, key and all. A version that cannot be read is counted and skipped.
+// entry, past damage, for versions the tables no longer lead to: every
+// version was stored whole while it was the latest, and whole versions
+// are over Badger's value threshold and so in a value log, key and all.
+// A version stored as a delta is rebuilt from the version above it
+// (delta.go); one that cannot be read or rebuilt is counted and skipped.
 func Salvage(dir, scratch string, logger hclog.Logger, fn func(*medallion.Medallion) error) (res SalvageResult, err error) {
 	if logger == nil {
 		logger = hclog.NewNullLogger()
 	}
-	found := map[string]*medallion.Medallion{}
+	found := map[string][]byte{} // version key → record
 	readErr := salvageTables(dir, scratch, logger, &res, found)
 	if readErr != nil {
 		logger.Warn("salvage: the tables could not be read whole; reading the value logs", "dir", dir, "error", readErr)
@@ -54,21 +57,44 @@ func Salvage(dir, scratch string, logger hclog.Logger, fn func(*medallion.Medall
 	}
 	res.FromLogs = n
 	keys := slices.Sorted(maps.Keys(found))
-	for _, k := range keys {
-		res.Versions++
-		if err := fn(found[k]); err != nil {
+	for len(keys) > 0 {
+		// The keys of one medallion's versions are adjacent.
+		prefix := keys[0][:len(keys[0])-8]
+		var recs []record
+		for len(keys) > 0 && strings.HasPrefix(keys[0], prefix) && len(keys[0]) == len(prefix)+8 {
+			k := keys[0]
+			recs = append(recs, record{version: int(binary.BigEndian.Uint64([]byte(k[len(prefix):]))), raw: found[k]})
+			keys = keys[1:]
+		}
+		err := rebuildAll(recs, func(version int, whole []byte, err error) error {
+			m := new(medallion.Medallion)
+			if err == nil {
+				err = decodeMedallion(whole, m)
+			}
+			if err == nil && m.Meta.MedallionID == "" {
+				err = errors.New("no id")
+			}
+			if err != nil {
+				res.Unreadable++
+				logger.Warn("salvage: a medallion version cannot be read", "key", fmt.Sprintf("%q", prefix), "version", version, "error", err)
+				return nil
+			}
+			res.Versions++
+			return fn(m)
+		})
+		if err != nil {
 			return res, err
 		}
 	}
-	if readErr != nil && len(keys) == 0 {
+	if readErr != nil && res.Versions == 0 {
 		return res, fmt.Errorf("salvage %s: %w", dir, readErr)
 	}
 	return res, nil
 }
 
-// salvageTables reads the versions Badger can still find into found, by
-// version key.
-func salvageTables(dir, scratch string, logger hclog.Logger, res *SalvageResult, found map[string]*medallion.Medallion) (err error) {
+// salvageTables reads the version records Badger can still find into
+// found, by version key.
+func salvageTables(dir, scratch string, logger hclog.Logger, res *SalvageResult, found map[string][]byte) (err error) {
 	opts := badgerOptions(dir, logger.Named("badger"))
 	db, roErr := badger.Open(opts.WithReadOnly(true))
 	if roErr != nil {
@@ -95,28 +121,27 @@ func salvageTables(dir, scratch string, logger hclog.Logger, res *SalvageResult,
 		defer it.Close()
 		for it.Seek(prefix); it.ValidForPrefix(prefix); it.Next() {
 			item := it.Item()
-			m := new(medallion.Medallion)
-			err := item.Value(func(v []byte) error {
-				if len(v) == 0 {
-					return errors.New("empty")
-				}
-				return decodeMedallion(v, m)
-			})
-			if err != nil || m.Meta.MedallionID == "" {
+			v, err := item.ValueCopy(nil)
+			if err == nil && len(v) == 0 {
+				err = errors.New("empty")
+			}
+			if err != nil || len(item.Key()) < len(prefix)+9 {
 				res.Unreadable++
 				logger.Warn("salvage: a medallion version cannot be read", "key", fmt.Sprintf("%q", item.Key()), "error", err)
 				continue
 			}
-			found[string(item.KeyCopy(nil))] = m
+			found[string(item.KeyCopy(nil))] = v
 		}
 		return nil
 	})
 }
 
 // salvageLogs reads every entry of dir's value logs, skipping over damage,
-// and adds the medallion versions found not yet in found. A version is
-// written once and never changes, so any copy of its key is the version.
-func salvageLogs(dir string, found map[string]*medallion.Medallion) (int, error) {
+// and adds the version records found not yet in found. A version's key
+// holds the same version whether stored whole or as a delta, so any copy
+// will do; a whole one replaces a delta found in the tables, as it needs
+// nothing else to be read.
+func salvageLogs(dir string, found map[string][]byte) (int, error) {
 	logs, err := filepath.Glob(filepath.Join(dir, "*.vlog"))
 	if err != nil {
 		return 0, err
@@ -124,19 +149,24 @@ func salvageLogs(dir string, found map[string]*medallion.Medallion) (int, error)
 	added := 0
 	for _, path := range logs {
 		err := eachLogEntry(path, func(e logEntry) {
-			if len(e.key) <= 8 || e.meta&bitDelete != 0 {
+			if len(e.key) <= 8 || e.meta&bitDelete != 0 || len(e.value) == 0 {
 				return
 			}
 			key := string(e.key[:len(e.key)-8]) // without Badger's version
-			if _, ok := found[key]; ok || !strings.HasPrefix(key, prefixVersion) {
+			if !strings.HasPrefix(key, prefixVersion) || len(key) < len(prefixVersion)+9 {
 				return
 			}
-			m := new(medallion.Medallion)
-			if decodeMedallion(e.value, m) != nil || m.Meta.MedallionID == "" {
+			prev, ok := found[key]
+			if ok && (isDelta(e.value) || !isDelta(prev)) {
 				return
 			}
-			found[key] = m
-			added++
+			if m, err := recordMeta(e.value); err != nil || m.MedallionID == "" {
+				return
+			}
+			found[key] = e.value
+			if !ok {
+				added++
+			}
 		})
 		if err != nil {
 			return added, fmt.Errorf("read %s: %w", filepath.Base(path), err)

@@ -156,13 +156,19 @@ func (b *Badger) openDB(s Space) (db *badger.DB, readOnly bool, err error) {
 // replayBytes is the disk space of the memtable logs, which a read-write
 // open turns into tables.
 func replayBytes(dir string) (int64, error) {
+	return allocatedBytes(dir, func(name string) bool { return strings.HasSuffix(name, ".mem") })
+}
+
+// allocatedBytes is the disk space the files of dir that keep names take,
+// as du counts it.
+func allocatedBytes(dir string, keep func(name string) bool) (int64, error) {
 	entries, err := os.ReadDir(dir)
 	if err != nil {
 		return 0, err
 	}
 	var n int64
 	for _, e := range entries {
-		if !strings.HasSuffix(e.Name(), ".mem") {
+		if !keep(e.Name()) {
 			continue
 		}
 		fi, err := e.Info()

@@ -10,11 +10,11 @@ import (
 
 // episodeTotals are the sums behind EpisodeTotals, kept in memory so that
 // the daemon's status reads three numbers instead of decoding every
-// session record (16 ms at 2,000 sessions). They are computed from the
-// records when the store opens, before any write, and afterwards changed
-// only by the deltas of committed Ingest and ClearEpisode transactions, the
-// only writers of session records; so they always equal the stored
-// records, also after a kill -9 (the next Open sums them again).
+// session record (16 ms at 2,000 sessions). They are loaded from the
+// stored counters when the store opens (counters.go), and afterwards
+// changed only by the deltas of committed Ingest and ClearEpisode
+// transactions, the only writers of session records, which store the same
+// deltas; so they always equal the stored records, also after a kill -9.
 type episodeTotals struct {
 	mu          sync.Mutex
 	sessions    int
@@ -27,6 +27,11 @@ type totalsDelta struct {
 	sessions    int
 	buffered    int64
 	checkpoints int64
+}
+
+// counts is d as a change to the stored counters.
+func (d totalsDelta) counts() *counts {
+	return &counts{sessions: int64(d.sessions), buffered: d.buffered, checkpoints: d.checkpoints}
 }
 
 // add applies a committed transaction's delta.
@@ -44,8 +49,16 @@ func (t *episodeTotals) get() (sessions int, buffered, checkpoints int64) {
 	return t.sessions, t.buffered, t.checkpoints
 }
 
-// load sums the stored session records; Open calls it before any write.
-func (t *episodeTotals) load(txn *badger.Txn) error {
+// set replaces the totals.
+func (t *episodeTotals) set(d totalsDelta) {
+	t.mu.Lock()
+	t.sessions, t.buffered, t.checkpoints = d.sessions, d.buffered, d.checkpoints
+	t.mu.Unlock()
+}
+
+// sumSessions sums the stored session records, decoding every one: how a
+// store without stored counters is counted (counters.go).
+func sumSessions(txn *badger.Txn) (totalsDelta, error) {
 	var sum totalsDelta
 	prefix := []byte(prefixSession)
 	it := txn.NewIterator(badger.IteratorOptions{Prefix: prefix, PrefetchValues: true, PrefetchSize: 16})
@@ -66,11 +79,8 @@ func (t *episodeTotals) load(txn *badger.Txn) error {
 			return nil
 		})
 		if err != nil {
-			return fmt.Errorf("episode totals: %w", err)
+			return sum, fmt.Errorf("episode totals: %w", err)
 		}
 	}
-	t.mu.Lock()
-	t.sessions, t.buffered, t.checkpoints = sum.sessions, sum.buffered, sum.checkpoints
-	t.mu.Unlock()
-	return nil
+	return sum, nil
 }
