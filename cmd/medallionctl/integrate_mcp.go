@@ -12,8 +12,6 @@ import (
 
 	"github.com/rogpeppe/go-internal/diff"
 	"github.com/spf13/cobra"
-
-	"github.com/medallionhq/medallion/internal/paths"
 )
 
 // mcpServerName is the key of our server in every client's config.
@@ -155,8 +153,10 @@ desktop do not see your shell's PATH.`,
 	return cmd
 }
 
-// mcpEntry starts this medallionctl's mcp command, on this command's
-// socket when it is not the default one.
+// mcpEntry starts this medallionctl's mcp command on this command's socket,
+// always named: MCP clients start servers with a bare environment (HOME,
+// PATH, USER…, no XDG_RUNTIME_DIR), in which the default socket would
+// resolve elsewhere, to no daemon or to another one.
 func (a *app) mcpEntry() (*mcpEntry, error) {
 	self, err := executable()
 	if err != nil {
@@ -165,11 +165,11 @@ func (a *app) mcpEntry() (*mcpEntry, error) {
 	if p, err := filepath.EvalSymlinks(self); err == nil {
 		self = p
 	}
-	e := &mcpEntry{Command: self, Args: []string{"mcp"}}
-	if a.socket != paths.Socket() {
-		e.Args = []string{"--socket", a.socket, "mcp"}
+	sock, err := filepath.Abs(a.socket)
+	if err != nil {
+		return nil, fmt.Errorf("socket path %s: %w", a.socket, err)
 	}
-	return e, nil
+	return &mcpEntry{Command: self, Args: []string{"--socket", sock, "mcp"}}, nil
 }
 
 // mcpSnippet is the config a user adds by hand.

@@ -7,13 +7,18 @@ import (
 	"testing"
 )
 
-const testCtl = "/opt/medallion/bin/medallionctl"
+const (
+	testCtl  = "/opt/medallion/bin/medallionctl"
+	testSock = "/run/user/1000/medallion/medallion.sock"
+)
 
-// fakeCtl makes medallionctl's own path testCtl and the socket the default.
+// fakeCtl makes medallionctl's own path testCtl and its socket testSock.
+// The entry always names the socket: an MCP client starts the server
+// without XDG_RUNTIME_DIR, where the default would resolve elsewhere.
 func fakeCtl(t *testing.T) {
 	executable = func() (string, error) { return testCtl, nil }
 	t.Cleanup(func() { executable = os.Executable })
-	t.Setenv(socketEnv, "")
+	t.Setenv(socketEnv, testSock)
 }
 
 // TestIntegrateMCPConfigs: --write adds our server in the file's own
@@ -27,29 +32,29 @@ func TestIntegrateMCPConfigs(t *testing.T) {
 	}{
 		{
 			name: "no file", client: "cursor", before: "",
-			after:    "{\n  \"mcpServers\": {\n    \"medallion\": {\n      \"command\": \"" + testCtl + "\",\n      \"args\": [\n        \"mcp\"\n      ]\n    }\n  }\n}\n",
+			after:    "{\n  \"mcpServers\": {\n    \"medallion\": {\n      \"command\": \"" + testCtl + "\",\n      \"args\": [\n        \"--socket\",\n        \"" + testSock + "\",\n        \"mcp\"\n      ]\n    }\n  }\n}\n",
 			restored: "{}\n",
 		},
 		{
 			name: "other servers and settings", client: "gemini",
 			before: "{\n  \"theme\": \"dark\",\n  \"mcpServers\": {\n    \"github\": {\"command\": \"gh-mcp\"}\n  },\n  \"hooks\": {}\n}\n",
-			after:  "{\n  \"theme\": \"dark\",\n  \"mcpServers\": {\n    \"github\": {\"command\": \"gh-mcp\"},\n    \"medallion\": {\n      \"command\": \"" + testCtl + "\",\n      \"args\": [\n        \"mcp\"\n      ]\n    }\n  },\n  \"hooks\": {}\n}\n",
+			after:  "{\n  \"theme\": \"dark\",\n  \"mcpServers\": {\n    \"github\": {\"command\": \"gh-mcp\"},\n    \"medallion\": {\n      \"command\": \"" + testCtl + "\",\n      \"args\": [\n        \"--socket\",\n        \"" + testSock + "\",\n        \"mcp\"\n      ]\n    }\n  },\n  \"hooks\": {}\n}\n",
 		},
 		{
 			name: "an older path of ours is replaced", client: "claude-desktop",
 			before:   "{\"mcpServers\": {\"medallion\": {\"command\": \"/old/medallionctl\", \"args\": [\"mcp\"]}}}",
-			after:    "{\"mcpServers\": {\"medallion\": {\"command\":\"" + testCtl + "\",\"args\":[\"mcp\"]}}}",
+			after:    "{\"mcpServers\": {\"medallion\": {\"command\":\"" + testCtl + "\",\"args\":[\"--socket\",\"" + testSock + "\",\"mcp\"]}}}",
 			restored: "{}",
 		},
 		{
 			name: "codex, other tables", client: "codex",
 			before: "model = \"o3\"\n\n[mcp_servers.github]\ncommand = \"gh-mcp\"\n",
-			after:  "model = \"o3\"\n\n[mcp_servers.github]\ncommand = \"gh-mcp\"\n\n[mcp_servers.medallion]\ncommand = \"" + testCtl + "\"\nargs = [\"mcp\"]\n",
+			after:  "model = \"o3\"\n\n[mcp_servers.github]\ncommand = \"gh-mcp\"\n\n[mcp_servers.medallion]\ncommand = \"" + testCtl + "\"\nargs = [\"--socket\", \"" + testSock + "\", \"mcp\"]\n",
 		},
 		{
 			name: "codex, ours in the middle", client: "codex",
 			before:   "[mcp_servers.medallion]\ncommand = \"/old/medallionctl\"\nargs = [\"mcp\"]\n\n[profiles.fast]\nmodel = \"mini\"\n",
-			after:    "[mcp_servers.medallion]\ncommand = \"" + testCtl + "\"\nargs = [\"mcp\"]\n\n[profiles.fast]\nmodel = \"mini\"\n",
+			after:    "[mcp_servers.medallion]\ncommand = \"" + testCtl + "\"\nargs = [\"--socket\", \"" + testSock + "\", \"mcp\"]\n\n[profiles.fast]\nmodel = \"mini\"\n",
 			restored: "\n[profiles.fast]\nmodel = \"mini\"\n",
 		},
 	} {
@@ -90,7 +95,7 @@ func TestIntegrateMCPPrints(t *testing.T) {
 	t.Setenv("HOME", home)
 	t.Setenv("CODEX_HOME", "")
 	out := ok(t, "integrate", "mcp", "--client", "codex")
-	want := "# add to " + filepath.Join(home, ".codex", "config.toml") + " (or run this command again with --write):\n[mcp_servers.medallion]\ncommand = \"" + testCtl + "\"\nargs = [\"mcp\"]\n"
+	want := "# add to " + filepath.Join(home, ".codex", "config.toml") + " (or run this command again with --write):\n[mcp_servers.medallion]\ncommand = \"" + testCtl + "\"\nargs = [\"--socket\", \"" + testSock + "\", \"mcp\"]\n"
 	if out != want {
 		t.Errorf("printed\n%s\nwant\n%s", out, want)
 	}
