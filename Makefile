@@ -9,6 +9,7 @@
 #   make eval-baseline  rewrite testdata/eval/baseline.json, the eval's ratchet (say why in the commit)
 #   make run      run medalliond in the foreground on your default config
 #   make install  go install both binaries into $(GOBIN) (default ~/go/bin)
+#   make test-agents  the save-file loop with the real Claude Code, Codex and Gemini CLIs from npm
 
 GO          ?= go
 BIN         := bin
@@ -23,7 +24,7 @@ BENCHTIME   ?= 1x
 # by the SessionStart hook before every agent session. Nothing here needs cgo.
 BUILDENV    := CGO_ENABLED=0
 
-.PHONY: all build test fmt-check vet staticcheck unit bench eval eval-baseline eval-llm run install demo clean
+.PHONY: all build test test-agents fmt-check vet staticcheck unit bench eval eval-baseline eval-llm run install demo clean
 
 all: build
 
@@ -47,6 +48,14 @@ staticcheck: $(STATICCHECK)
 
 unit:
 	$(GO) test -race -count=1 ./...
+
+# The real agent CLIs (pinned npm packages, installed once into
+# AGENTS_CACHE and reused) against our own fake model server, with the
+# binaries as built here. Skips, saying so, without npm or its registry.
+AGENTS_CACHE ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/medallion-test-agents
+test-agents: build
+	MEDALLION_AGENTS_BIN=$(abspath $(BIN)) MEDALLION_AGENTS_CACHE=$(AGENTS_CACHE) \
+		$(GO) test -count=1 -timeout 20m -v ./internal/e2e/agents
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem -count 1 ./...

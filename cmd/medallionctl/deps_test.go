@@ -43,6 +43,11 @@ func TestDeps(t *testing.T) {
 		// session, and net/http (with crypto/tls, x509, http2) doubled the
 		// packages to initialise; internal/client speaks HTTP itself.
 		"net/http",
+		// The MCP SDK (net/http, oauth2, its own JSON): medallionctl mcp
+		// hands over to medalliond mcp so that the hook never loads it.
+		"github.com/modelcontextprotocol/go-sdk",
+		"github.com/medallionhq/medallion/internal/mcpserver",
+		"github.com/medallionhq/medallion/internal/search",
 	}
 	deps := strings.Fields(string(out))
 	if len(deps) == 0 {

@@ -67,6 +67,7 @@ changes nothing when there is no hook to remove.`,
 	cmd.Flags().BoolVar(&remove, "remove", false, "remove the hook instead of installing it")
 	cmd.Flags().StringVar(&settings, "settings", "", "the agent's settings `file` (claude-code, gemini; Codex reads $CODEX_HOME/hooks.json)")
 	cmd.MarkFlagFilename("settings", "json")
+	cmd.AddCommand(a.integrateMCPCommand())
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
 		ag, err := agentNamed(args[0])
 		if err != nil {

@@ -194,6 +194,8 @@ func (a *app) commands() []namedCommand {
 		{"session", a.sessionCommand},
 		{"checkpoint", a.checkpointCommand},
 		{"load", a.loadCommand},
+		{"search", a.searchCommand},
+		{"mcp", a.mcpCommand},
 		{"review", a.reviewCommand},
 		{"forget", func() *cobra.Command { return a.itemCommand(api.ItemForget) }},
 		{"edit", func() *cobra.Command { return a.itemCommand(api.ItemEdit) }},

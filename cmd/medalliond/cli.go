@@ -139,7 +139,7 @@ Three ways to run it:
 	// --version has no -v: -v is --verbose, as in "medallionctl hook".
 	root.Flags().Bool("version", false, "print the version")
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
-	root.AddCommand(e.runCommand(), e.versionCommand(), e.configCommand(), e.serviceCommand(), e.repairCommand())
+	root.AddCommand(e.runCommand(), e.versionCommand(), e.configCommand(), e.serviceCommand(), e.repairCommand(), e.mcpCommand())
 	root.AddCommand(e.backgroundCommands()...)
 	usageErrors(root)
 	return root

@@ -14,6 +14,9 @@
 //	GET  /v1/review?node=N&tag=T&state=S    ReviewResponse (review.go)
 //	POST /v1/review                         ReviewActionRequest → ReviewActionResponse
 //	POST /v1/llm/check                      LLMCheck (llm.go)
+//	GET  /v1/search?q=Q&node=N&limit=L      SearchResponse (search.go)
+//	GET  /v1/item?item=ID:REF&version=V     Item
+//	POST /v1/record                         RecordRequest → RecordResponse
 //
 // Errors are an Error body with a fitting status: 400 bad input, 404 not
 // found, 409 exists/conflict, 403 forbidden, 507 disk full, 500 ours.

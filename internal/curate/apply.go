@@ -199,15 +199,17 @@ func (a *applier) next(prefix string) string {
 // decisions removed.
 func (a *applier) supersede(newer string) []string {
 	var refs []string
+	// A pinned item is the user's to change: a curator's newer statement
+	// neither removes it nor claims to supersede it.
 	a.m.Decisions = slices.DeleteFunc(a.m.Decisions, func(d medallion.Decision) bool {
-		if contradicts(d.Statement, newer) {
+		if !a.m.IsPinned(d.ID, "") && contradicts(d.Statement, newer) {
 			refs = append(refs, "supersedes "+d.ID+" ("+d.Statement+")")
 			return true
 		}
 		return false
 	})
 	a.m.Affordances.Invariants = slices.DeleteFunc(a.m.Affordances.Invariants, func(s string) bool {
-		return contradicts(s, newer)
+		return !a.m.IsPinned("invariant", s) && contradicts(s, newer)
 	})
 	return refs
 }

@@ -2,7 +2,10 @@ package curate
 
 import (
 	"slices"
+	"strings"
 	"testing"
+
+	"github.com/medallionhq/medallion/internal/medallion"
 )
 
 // TestFixThatBreaksARule: a known fix that edits what the user's rule
@@ -30,5 +33,25 @@ func TestFixThatBreaksARule(t *testing.T) {
 	m = Apply(m, []string{"repo:muse"}, Items{Invariants: []Text{{Text: rules[0]}}}, t0)
 	if got, want := m.Affordances.AvoidRepeating, []string{fine}; !slices.Equal(got, want) {
 		t.Errorf("known fixes %q, want %q", got, want)
+	}
+}
+
+// TestPinnedNotSuperseded: a newer statement that contradicts a pinned
+// decision neither removes it nor says it supersedes it.
+func TestPinnedNotSuperseded(t *testing.T) {
+	scope := []string{"repo:muse"}
+	m := Apply(nil, scope, Items{Decisions: []Decision{{Statement: "Prefer bbolt for storage", Rationale: "user request", Confidence: 0.6}}}, t0)
+	m.Pinned = append(m.Pinned, medallion.Pin{Item: m.Decisions[0].ID})
+	m = Apply(m, scope, Items{Decisions: []Decision{{Statement: "Prefer Badger instead of bbolt for storage", Rationale: "user request", Confidence: 0.6}}}, t0)
+	if len(m.Decisions) != 2 {
+		t.Fatalf("decisions %+v, want the pinned one and the new one", m.Decisions)
+	}
+	for _, d := range m.Decisions {
+		if strings.Contains(d.Rationale, "supersedes") {
+			t.Errorf("%s claims to supersede the pinned decision: %q", d.ID, d.Rationale)
+		}
+	}
+	if strings.Contains(m.Summary.HighLevel, "supersedes") {
+		t.Errorf("summary %q", m.Summary.HighLevel)
 	}
 }

@@ -22,6 +22,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/medallionhq/medallion/internal/config"
+	"github.com/medallionhq/medallion/internal/search"
 	"github.com/medallionhq/medallion/internal/server"
 	"github.com/medallionhq/medallion/internal/socket"
 	"github.com/medallionhq/medallion/internal/store"
@@ -147,6 +148,15 @@ func Run(ctx context.Context, cfg *config.Config, logger hclog.Logger, opts ...O
 		}
 	}()
 
+	// The search index joins every version write from here on; a store
+	// written before it existed is indexed now, once.
+	ix, err := search.Open(ctx, st, logger.Named("search"))
+	if err != nil {
+		logger.Error("search is off until the next start", "error", err)
+	} else {
+		defer ix.Close() // before the store closes
+	}
+
 	// Every medallion write (API, curation, import) is redacted first.
 	rs := newRedactingStore(st, logger.Named("redact"))
 	ing, err := startIngestion(ctx, cfg, st, rs, logger)
@@ -177,6 +187,7 @@ func Run(ctx context.Context, cfg *config.Config, logger hclog.Logger, opts ...O
 		ReviewMode:  reviewMode(cfg.LLM),
 		LLM:         ing.llmStatus(),
 		LLMCheck:    ing.llmCheck(),
+		Search:      ix,
 	})
 	// Logged before serving so that anyone who got an answer from the
 	// socket can find this line in the log.

@@ -609,6 +609,12 @@ func setText(m *medallion.Medallion, it located, text string) {
 // read and change again, up to reviewRetries times, then answer 409.
 // stored, when not nil, sees the version stored.
 func (s *Server) changeMedallion(ctx context.Context, id string, change func(*medallion.Medallion) (bool, error), stored func(*medallion.Medallion)) (*medallion.Medallion, error) {
+	return s.changeMedallionAs(ctx, id, "user", change, stored)
+}
+
+// changeMedallionAs is changeMedallion storing the version with meta.model
+// model.
+func (s *Server) changeMedallionAs(ctx context.Context, id, model string, change func(*medallion.Medallion) (bool, error), stored func(*medallion.Medallion)) (*medallion.Medallion, error) {
 	for attempt := 1; ; attempt++ {
 		cur, err := s.cfg.Store.Get(ctx, id)
 		if err != nil {
@@ -625,7 +631,7 @@ func (s *Server) changeMedallion(ctx context.Context, id string, change func(*me
 		if !changed {
 			return cur, nil
 		}
-		next.Meta.Model = "user"
+		next.Meta.Model = model
 		next.Meta.Version = cur.Meta.Version
 		out, err := s.cfg.Store.Update(ctx, next)
 		if errors.Is(err, store.ErrConflict) {

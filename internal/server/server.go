@@ -23,6 +23,7 @@ import (
 	"github.com/medallionhq/medallion/internal/api"
 	"github.com/medallionhq/medallion/internal/medallion"
 	"github.com/medallionhq/medallion/internal/render"
+	"github.com/medallionhq/medallion/internal/search"
 	"github.com/medallionhq/medallion/internal/store"
 	"github.com/medallionhq/medallion/internal/version"
 )
@@ -102,6 +103,11 @@ type Config struct {
 	// belongs in the LLMCheck (flags and lines); an error is for a check
 	// that could not run at all, and answers 500.
 	LLMCheck func(ctx context.Context) (api.LLMCheck, error)
+
+	// Search is the full-text index of every medallion version for GET
+	// /v1/search and the history of GET /v1/item; nil answers search with
+	// 404 and leaves items without history.
+	Search *search.Index
 }
 
 // Server is the local API server.
@@ -159,6 +165,9 @@ func (s *Server) routes() *http.ServeMux {
 	mux.Handle("GET /v1/ids", s.endpoint(s.ids))
 	mux.Handle("POST /v1/llm/check", extendWrite(llmCheckWriteTimeout, s.endpoint(s.llmCheck)))
 	mux.Handle("POST /v1/checkpoint", extendWrite(checkpointWriteTimeout, s.endpoint(s.checkpoint)))
+	mux.Handle("GET /v1/search", s.endpoint(s.search))
+	mux.Handle("GET /v1/item", s.endpoint(s.item))
+	mux.Handle("POST /v1/record", s.endpoint(s.record))
 	mux.Handle("GET /v1/export", extendTransfer(http.HandlerFunc(s.export)))
 	mux.Handle("POST /v1/import", extendTransfer(s.endpoint(s.importMedallions)))
 	return mux

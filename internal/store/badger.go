@@ -105,6 +105,8 @@ type Badger struct {
 	// and the sums EpisodeTotals reports; they are stored beside the data
 	// they count and loaded at Open (counters.go).
 	counters counters
+	// indexer indexes every version written (index.go); nil: none.
+	indexer atomic.Pointer[indexerBox]
 
 	// mu makes Close wait for calls in flight and turns later calls
 	// into errClosed instead of a Badger panic.
@@ -534,7 +536,7 @@ func (b *Badger) Create(ctx context.Context, m *medallion.Medallion) (*medallion
 		return nil, err
 	}
 	var delta *counts
-	write := func(txn *badger.Txn) error {
+	write := func(txn *badger.Txn, indexVersion func(prev, cur *medallion.Medallion) error) error {
 		switch _, err := txn.Get(latestKey(id)); {
 		case err == nil:
 			return ErrExists
@@ -542,8 +544,10 @@ func (b *Badger) Create(ctx context.Context, m *medallion.Medallion) (*medallion
 			return err
 		}
 		var err error
-		delta, err = b.writeVersion(txn, nil, c)
-		return err
+		if delta, err = b.writeVersion(txn, nil, c); err != nil {
+			return err
+		}
+		return indexVersion(nil, c)
 	}
 	var err error
 	defer b.counters.writing()()
@@ -552,7 +556,7 @@ func (b *Badger) Create(ctx context.Context, m *medallion.Medallion) (*medallion
 	// Badger reports a conflict only when another commit touched a key
 	// this one read, so a few attempts always settle.
 	for attempt := 1; ; attempt++ {
-		err = b.db.Update(write)
+		err = b.indexWrite(write)
 		if !errors.Is(err, badger.ErrConflict) || attempt == 3 {
 			break
 		}
@@ -597,7 +601,7 @@ func (b *Badger) Update(ctx context.Context, m *medallion.Medallion) (*medallion
 
 	var delta *counts
 	defer b.counters.writing()()
-	err := b.db.Update(func(txn *badger.Txn) error {
+	err := b.indexWrite(func(txn *badger.Txn, indexVersion func(prev, cur *medallion.Medallion) error) error {
 		prev, err := getLatestStored(txn, id)
 		if err != nil {
 			return err
@@ -617,8 +621,10 @@ func (b *Badger) Update(ctx context.Context, m *medallion.Medallion) (*medallion
 		if err := c.Validate(); err != nil {
 			return err
 		}
-		delta, err = b.writeVersion(txn, prev, c)
-		return err
+		if delta, err = b.writeVersion(txn, prev, c); err != nil {
+			return err
+		}
+		return indexVersion(old, c)
 	})
 	var verr *medallion.ValidationError
 	switch {

@@ -26,6 +26,17 @@ func (b *Badger) Export(ctx context.Context, fn func(*medallion.Medallion) error
 		return fmt.Errorf("export: %w", err)
 	}
 	defer b.mu.RUnlock()
+	err := b.db.View(func(txn *badger.Txn) error { return eachVersion(ctx, txn, fn) })
+	if err != nil {
+		return fmt.Errorf("export: %w", err)
+	}
+	return nil
+}
+
+// eachVersion calls fn with every stored version in txn: by id, oldest
+// version first, each rebuilt whole where it is stored as a delta. Export
+// and Reindex read the store with it.
+func eachVersion(ctx context.Context, txn *badger.Txn, fn func(*medallion.Medallion) error) error {
 	// The records of one medallion are collected (deltas are small) and
 	// handed out rebuilt when the next id begins.
 	var id []byte
@@ -44,37 +55,31 @@ func (b *Badger) Export(ctx context.Context, fn func(*medallion.Medallion) error
 		recs = recs[:0]
 		return err
 	}
-	err := b.db.View(func(txn *badger.Txn) error {
-		prefix := []byte(prefixVersion)
-		it := txn.NewIterator(badger.IteratorOptions{Prefix: prefix, PrefetchValues: true, PrefetchSize: 16})
-		defer it.Close()
-		for it.Seek(prefix); it.ValidForPrefix(prefix); it.Next() {
-			if err := ctx.Err(); err != nil {
+	prefix := []byte(prefixVersion)
+	it := txn.NewIterator(badger.IteratorOptions{Prefix: prefix, PrefetchValues: true, PrefetchSize: 16})
+	defer it.Close()
+	for it.Seek(prefix); it.ValidForPrefix(prefix); it.Next() {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		item := it.Item()
+		key := item.Key()
+		if len(key) < len(prefix)+1+8 {
+			return fmt.Errorf("bad version key %q", key)
+		}
+		if kid := key[len(prefix) : len(key)-9]; !bytes.Equal(kid, id) {
+			if err := flush(); err != nil {
 				return err
 			}
-			item := it.Item()
-			key := item.Key()
-			if len(key) < len(prefix)+1+8 {
-				return fmt.Errorf("bad version key %q", key)
-			}
-			if kid := key[len(prefix) : len(key)-9]; !bytes.Equal(kid, id) {
-				if err := flush(); err != nil {
-					return err
-				}
-				id = append(id[:0], kid...)
-			}
-			raw, err := item.ValueCopy(nil)
-			if err != nil {
-				return fmt.Errorf("read %s: %w", key, err)
-			}
-			recs = append(recs, record{version: int(binary.BigEndian.Uint64(key[len(key)-8:])), raw: raw})
+			id = append(id[:0], kid...)
 		}
-		return flush()
-	})
-	if err != nil {
-		return fmt.Errorf("export: %w", err)
+		raw, err := item.ValueCopy(nil)
+		if err != nil {
+			return fmt.Errorf("read %s: %w", key, err)
+		}
+		recs = append(recs, record{version: int(binary.BigEndian.Uint64(key[len(key)-8:])), raw: raw})
 	}
-	return nil
+	return flush()
 }
 
 // ErrBadImport is wrapped by Import's error when the versions handed to it
@@ -148,7 +153,7 @@ func (b *Badger) Import(ctx context.Context, versions []*medallion.Medallion) er
 	for start := 0; start < len(values); start += importChunk {
 		end := min(start+importChunk, len(values))
 		last := end == len(values)
-		err := b.db.Update(func(txn *badger.Txn) error {
+		err := b.indexWrite(func(txn *badger.Txn, indexVersion func(prev, cur *medallion.Medallion) error) error {
 			if _, err := txn.Get(latestKey(id)); err == nil {
 				return ErrExists
 			} else if !errors.Is(err, badger.ErrKeyNotFound) {
@@ -156,6 +161,13 @@ func (b *Badger) Import(ctx context.Context, versions []*medallion.Medallion) er
 			}
 			for i := start; i < end; i++ {
 				if err := txn.Set(versionKey(id, i+1), values[i]); err != nil {
+					return err
+				}
+				var prev *medallion.Medallion
+				if i > 0 {
+					prev = clones[i-1]
+				}
+				if err := indexVersion(prev, clones[i]); err != nil {
 					return err
 				}
 			}
