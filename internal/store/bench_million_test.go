@@ -86,28 +86,7 @@ func BenchmarkLatestForScopeMillion(b *testing.B) {
 	}
 	for _, q := range queries {
 		b.Run(q.name, func(b *testing.B) {
-			s := millionStore(b).store
-			rng := rand.New(rand.NewPCG(11, 11))
-			ctx := context.Background()
-			lat := make([]time.Duration, 0, b.N)
-			results := 0
-			b.ReportAllocs()
-			cpu0 := cpuTime(b)
-			b.ResetTimer()
-			for b.Loop() {
-				sc := q.scope(rng)
-				start := time.Now()
-				ms, err := s.LatestForScope(ctx, sc, 10)
-				lat = append(lat, time.Since(start))
-				if err != nil {
-					b.Fatal(err)
-				}
-				results += len(ms)
-			}
-			b.StopTimer()
-			b.ReportMetric(float64((cpuTime(b)-cpu0).Nanoseconds())/1e3/float64(len(lat)), "cpu-µs/op")
-			reportLatencies(b, lat)
-			b.ReportMetric(float64(results)/float64(len(lat)), "results/op")
+			timeScopeQueries(b, millionStore(b).store, 11, 10, q.scope)
 		})
 	}
 }

@@ -222,6 +222,33 @@ func cpuTime(b *testing.B) time.Duration {
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
+// timeScopeQueries runs LatestForScope on s over b.N scopes drawn by scope
+// (from a generator seeded with seed) and reports the latency
+// percentiles, the CPU per query and the results per query.
+func timeScopeQueries(b *testing.B, s *store.Badger, seed uint64, limit int, scope func(*rand.Rand) medallion.Scope) {
+	rng := rand.New(rand.NewPCG(seed, seed))
+	ctx := context.Background()
+	lat := make([]time.Duration, 0, b.N)
+	results := 0
+	b.ReportAllocs()
+	cpu0 := cpuTime(b)
+	b.ResetTimer()
+	for b.Loop() {
+		sc := scope(rng)
+		start := time.Now()
+		ms, err := s.LatestForScope(ctx, sc, limit)
+		lat = append(lat, time.Since(start))
+		if err != nil {
+			b.Fatal(err)
+		}
+		results += len(ms)
+	}
+	b.StopTimer()
+	b.ReportMetric(float64((cpuTime(b)-cpu0).Nanoseconds())/1e3/float64(len(lat)), "cpu-µs/op")
+	reportLatencies(b, lat)
+	b.ReportMetric(float64(results)/float64(len(lat)), "results/op")
+}
+
 func BenchmarkLatestForScope(b *testing.B) {
 	queries := []struct {
 		name  string
@@ -241,28 +268,7 @@ func BenchmarkLatestForScope(b *testing.B) {
 	for _, size := range []int{10_000, 100_000} {
 		for _, q := range queries {
 			b.Run(fmt.Sprintf("%dk/%s", size/1000, q.name), func(b *testing.B) {
-				s := seededStore(b, size)
-				rng := rand.New(rand.NewPCG(7, 7))
-				ctx := context.Background()
-				lat := make([]time.Duration, 0, b.N)
-				results := 0
-				b.ReportAllocs()
-				cpu0 := cpuTime(b)
-				b.ResetTimer()
-				for b.Loop() {
-					sc := q.scope(rng)
-					start := time.Now()
-					ms, err := s.LatestForScope(ctx, sc, limit)
-					lat = append(lat, time.Since(start))
-					if err != nil {
-						b.Fatal(err)
-					}
-					results += len(ms)
-				}
-				b.StopTimer()
-				b.ReportMetric(float64((cpuTime(b)-cpu0).Nanoseconds())/1e3/float64(len(lat)), "cpu-µs/op")
-				reportLatencies(b, lat)
-				b.ReportMetric(float64(results)/float64(len(lat)), "results/op")
+				timeScopeQueries(b, seededStore(b, size), 7, limit, q.scope)
 			})
 		}
 	}
