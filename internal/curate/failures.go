@@ -168,7 +168,7 @@ func (x *extractor) errors(it *Items) {
 			Priority:  medallion.PriorityHigh,
 			Evidence:  x.evidence(oe.event.ID),
 		}
-		if oe.call.Command == "" || !projectCommand(oe.call.Command) {
+		if !projectCommand(oe.call.Command) {
 			// Only the project's checks or code left failing are open
 			// work the next session must pick up; a browser tool's
 			// console or a missing docker is a moment of the session,

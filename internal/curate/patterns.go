@@ -110,16 +110,17 @@ func isCheck(key string) bool {
 
 // projectCommand reports a shell command that runs the project's own
 // checks or code: a check by its key ("go test", "bun run lint") or by its
-// script ("node scripts/build.js"), or any command of a language's
-// toolchain ("go run ./cmd/import", "python -m app", "./gradlew run").
+// script ("bash scripts/lint.sh"), or any command of a language's
+// toolchain ("go run ./cmd/import", "python -m app").
 // What is left are commands about the machine and its services (docker,
 // gh, curl, a database client), whose failures say nothing of the work.
 func projectCommand(cmd string) bool {
-	f := commandWords(commandKey(cmd))
+	key := commandKey(cmd)
+	f := strings.Fields(key)
 	if len(f) == 0 {
 		return false
 	}
-	if isCheck(commandKey(cmd)) || toolchains[filepath.Base(f[0])] || strings.HasPrefix(f[0], "./") {
+	if isCheck(key) || toolchains[f[0]] {
 		return true
 	}
 	f = commandWords(cmd)
