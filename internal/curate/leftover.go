@@ -5,7 +5,6 @@ import (
 	"strings"
 
 	"github.com/medallionhq/medallion/internal/medallion"
-	"github.com/medallionhq/medallion/internal/transcript"
 )
 
 // Left for later: agents end a piece of work with their own list of what
@@ -36,21 +35,15 @@ var (
 // leftOver takes the list of what is left from the agent's final message
 // of the episode: its last message after the user's last prompt.
 func (x *extractor) leftOver(it *Items) {
-	for i := len(x.ep.Events) - 1; i >= 0; i-- {
-		e := &x.ep.Events[i].Event
-		if genuine(e) {
-			return
-		}
-		if e.Kind != transcript.KindAssistantMessage {
-			continue
-		}
-		for _, t := range leftItems(e.Text) {
-			it.LeftOpen = append(it.LeftOpen, Question{
-				Question: leftPrefix + clip(t, maxStatement), BlockedOn: []string{},
-				Priority: medallion.PriorityMedium, Evidence: x.evidence(e.ID),
-			})
-		}
+	e := x.finalMessage()
+	if e == nil {
 		return
+	}
+	for _, t := range leftItems(e.Text) {
+		it.LeftOpen = append(it.LeftOpen, Question{
+			Question: leftPrefix + clip(t, maxStatement), BlockedOn: []string{},
+			Priority: medallion.PriorityMedium, Evidence: x.evidence(e.ID),
+		})
 	}
 }
 

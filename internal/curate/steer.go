@@ -439,39 +439,48 @@ var offerCues = []string{"if you", "want me", "should i", "shall i", "let me kno
 // open question; and whether the user spoke in the episode, which answers
 // the questions earlier checkpoints left open.
 func (x *extractor) lastQuestion(it *Items) {
+	for i := range x.ep.Events {
+		if genuine(&x.ep.Events[i].Event) {
+			it.UserSpoke = true
+			break
+		}
+	}
+	e := x.finalMessage()
+	if e == nil {
+		return
+	}
+	// Only the final paragraph: the agent's last words decide.
+	paras := strings.Split(strings.TrimSpace(e.Text), "\n\n")
+	last := strings.Join(strings.Fields(paras[len(paras)-1]), " ")
+	l := strings.ToLower(strings.TrimLeft(last, "*_-> "))
+	asks := strings.HasSuffix(strings.TrimRight(last, "*_ "), "?")
+	for _, c := range offerCues {
+		asks = asks || strings.HasPrefix(l, c)
+	}
+	if asks && len(content(last)) >= minContentWords {
+		it.OpenQuestions = append(it.OpenQuestions, Question{
+			Question: askedPrefix + clip(last, maxStatement), BlockedOn: []string{"the user's answer"},
+			// The agent's last words waiting on the user come first in
+			// the load: the next session has to pick them up.
+			Priority: medallion.PriorityHigh, Evidence: x.evidence(e.ID),
+		})
+	}
+}
+
+// finalMessage is the agent's last message of the episode when no prompt
+// of the user's came after it: its last words, not yet answered. Nil when
+// the episode ends on the user's prompt or holds no agent message.
+func (x *extractor) finalMessage() *transcript.Event {
 	for i := len(x.ep.Events) - 1; i >= 0; i-- {
 		e := &x.ep.Events[i].Event
 		if genuine(e) {
-			it.UserSpoke = true
-			return
+			return nil
 		}
-		if e.Kind != transcript.KindAssistantMessage {
-			continue
+		if e.Kind == transcript.KindAssistantMessage {
+			return e
 		}
-		// Only the final message: the agent's last words decide.
-		paras := strings.Split(strings.TrimSpace(e.Text), "\n\n")
-		last := strings.Join(strings.Fields(paras[len(paras)-1]), " ")
-		l := strings.ToLower(strings.TrimLeft(last, "*_-> "))
-		asks := strings.HasSuffix(strings.TrimRight(last, "*_ "), "?")
-		for _, c := range offerCues {
-			asks = asks || strings.HasPrefix(l, c)
-		}
-		if asks && len(content(last)) >= minContentWords {
-			it.OpenQuestions = append(it.OpenQuestions, Question{
-				Question: askedPrefix + clip(last, maxStatement), BlockedOn: []string{"the user's answer"},
-				// The agent's last words waiting on the user come first in
-				// the load: the next session has to pick them up.
-				Priority: medallion.PriorityHigh, Evidence: x.evidence(e.ID),
-			})
-		}
-		for j := i - 1; j >= 0; j-- {
-			if genuine(&x.ep.Events[j].Event) {
-				it.UserSpoke = true
-				break
-			}
-		}
-		return
 	}
+	return nil
 }
 
 // askedPrefix marks the open questions that wait on the user's answer.
