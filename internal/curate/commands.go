@@ -2,7 +2,6 @@ package curate
 
 import (
 	"path/filepath"
-	"slices"
 	"strings"
 	"unicode/utf8"
 
@@ -12,20 +11,6 @@ import (
 
 // Shell commands: what a call did (its key), which calls only look around,
 // and how a command is named in a medallion line.
-
-// callKey names what a call did, as episode.FixTracker does: same tool and
-// command, or same tool and file paths.
-func callKey(c *transcript.Event) string {
-	switch {
-	case c.Command != "":
-		return c.Tool + "\x00" + strings.Join(strings.Fields(c.Command), " ")
-	case len(c.FilePaths) > 0:
-		paths := slices.Clone(c.FilePaths)
-		slices.Sort(paths)
-		return c.Tool + "\x01" + strings.Join(paths, "\x00")
-	}
-	return c.Tool
-}
 
 // shellOnly are commands that only set up the shell for the real one.
 var shellOnly = map[string]bool{"cd": true, "export": true, "source": true, "set": true, "sleep": true}

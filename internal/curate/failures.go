@@ -78,7 +78,7 @@ func (x *extractor) errors(it *Items) {
 		if trivial(c, e) {
 			continue
 		}
-		key := callKey(c)
+		key := episode.CallKey(c)
 		switch {
 		case failed(e) || x.textFailed(i):
 			if key == "" || c.Command == "" {

@@ -127,10 +127,10 @@ func (t *FixTracker) Add(e *transcript.Event) (Fix, bool) {
 			if t.calls == nil || len(t.calls) >= maxTrackedCalls {
 				t.calls = map[string]string{}
 			}
-			t.calls[e.ToolCallID] = callKey(e)
+			t.calls[e.ToolCallID] = CallKey(e)
 		}
 	case transcript.KindToolResult:
-		key := callKey(e)
+		key := CallKey(e)
 		if k, ok := t.calls[e.ToolCallID]; ok && e.ToolCallID != "" {
 			// The call is the better source: a result parsed after a
 			// restart may not know its call's command.
@@ -168,8 +168,10 @@ func (t *FixTracker) Open() []transcript.Event {
 	return out
 }
 
-// callKey names what a call did, for pairing a failure with its fix.
-func callKey(e *transcript.Event) string {
+// CallKey names what a call did, for pairing a failure with its fix: the
+// same tool and command, or the same tool and file paths. Tier 0's
+// curator pairs them by the same key.
+func CallKey(e *transcript.Event) string {
 	switch {
 	case e.Command != "":
 		return e.Tool + "\x00" + strings.Join(strings.Fields(e.Command), " ")
