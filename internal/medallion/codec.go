@@ -420,6 +420,7 @@ type decoder struct {
 	copy bool
 	off  int
 	err  error
+	slab []string // backs the lists read so far (see strings)
 }
 
 func (d *decoder) fail(err error) {
@@ -479,12 +480,28 @@ func (d *decoder) string() string {
 	return s
 }
 
+// strings reads a list of strings. The lists of one medallion share a few
+// larger arrays (d.slab) instead of one allocation each: a scope query's
+// ten answers made six lists apiece, and an evidence entry makes one, so
+// these were most of a decode's allocations. Each list is cut with its
+// capacity at its length, so an append to one copies it rather than
+// writing over the next.
 func (d *decoder) strings() []string {
-	out := make([]string, d.count(1))
-	for i := range out {
-		out[i] = d.string()
+	n := d.count(1)
+	if n == 0 {
+		return []string{} // non-nil: JSON shows [], as for a decoded "[]"
 	}
-	return out
+	if len(d.slab)+n > cap(d.slab) {
+		// Each new slab doubles the last, from 16, up to 1024 strings
+		// (16 KiB); a longer list gets one of its own size.
+		size := min(max(2*cap(d.slab), 16), 1024)
+		d.slab = make([]string, 0, max(size, n))
+	}
+	start := len(d.slab)
+	for range n {
+		d.slab = append(d.slab, d.string())
+	}
+	return d.slab[start:len(d.slab):len(d.slab)]
 }
 
 func (d *decoder) int() int {

@@ -3,6 +3,7 @@ package medallion
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"reflect"
@@ -222,30 +223,63 @@ func TestUnmarshalBinaryTruncated(t *testing.T) {
 }
 
 // TestUnmarshalBinaryAllocs checks the design that makes decoding cheap:
-// one allocation for all the text plus one per non-empty list.
+// one allocation for all the text, one per non-empty list of items, and
+// the string lists of one medallion carved out of a few shared arrays (one
+// while they hold at most 16 strings in all). A scope query decodes every
+// answer, so each allocation here is ten a query.
 func TestUnmarshalBinaryAllocs(t *testing.T) {
 	m := full()
 	b := mustMarshalBinary(t, m)
 	lists := 0
-	for _, n := range []int{len(m.Scope.GraphNodes), len(m.Scope.Tags), len(m.Summary.Subsystems), len(m.Decisions),
-		len(m.OpenQuestions), len(m.Affordances.RecommendedEntryPoints), len(m.Affordances.AvoidRepeating), len(m.Affordances.Invariants)} {
+	for _, n := range []int{len(m.Summary.Subsystems), len(m.Decisions), len(m.OpenQuestions)} {
 		if n > 0 {
 			lists++
 		}
 	}
-	for _, q := range m.OpenQuestions {
-		if len(q.BlockedOn) > 0 {
-			lists++
-		}
-	}
-	want := float64(1 + lists)
+	want := float64(1 + lists + 1)
 	var got Medallion
 	if allocs := testing.AllocsPerRun(100, func() {
 		if err := got.UnmarshalBinary(b); err != nil {
 			t.Fatal(err)
 		}
 	}); allocs != want {
-		t.Errorf("UnmarshalBinary made %v allocations, want %v (one string and one per non-empty list)", allocs, want)
+		t.Errorf("UnmarshalBinary made %v allocations, want %v (one string, one per non-empty list of items, one for the string lists)", allocs, want)
+	}
+
+	// Evidence makes a list of event ids per entry: 300 of them share
+	// arrays that double from 16 strings to 1,024.
+	m.Evidence = nil
+	for i := range 300 {
+		m.Evidence = append(m.Evidence, Evidence{Item: "D-001", SessionID: "s1", EventIDs: []string{fmt.Sprint("e", i), "x", "y"}})
+	}
+	b = mustMarshalBinary(t, m)
+	if allocs := testing.AllocsPerRun(20, func() {
+		if err := got.UnmarshalBinary(b); err != nil {
+			t.Fatal(err)
+		}
+	}); allocs > want+1+8 {
+		t.Errorf("UnmarshalBinary of 300 evidence entries made %v allocations, want at most %v", allocs, want+1+8)
+	}
+}
+
+// TestUnmarshalBinaryListsApart: the string lists share arrays (see
+// TestUnmarshalBinaryAllocs), yet appending to or changing one never shows
+// in another.
+func TestUnmarshalBinaryListsApart(t *testing.T) {
+	var m Medallion
+	if err := m.UnmarshalBinary(mustMarshalBinary(t, full())); err != nil {
+		t.Fatal(err)
+	}
+	want := full()
+	m.Scope.GraphNodes = append(m.Scope.GraphNodes, "repo:other")
+	m.Scope.Tags[0] = "changed"
+	m.Affordances.RecommendedEntryPoints = append(m.Affordances.RecommendedEntryPoints, "x.go", "y.go")
+	if !slices.Equal(m.Scope.GraphNodes, append(want.Scope.GraphNodes, "repo:other")) ||
+		!slices.Equal(m.Scope.Tags, []string{"changed", want.Scope.Tags[1]}) ||
+		!slices.Equal(m.Affordances.AvoidRepeating, want.Affordances.AvoidRepeating) ||
+		!slices.Equal(m.Affordances.Invariants, want.Affordances.Invariants) ||
+		!slices.Equal(m.OpenQuestions[0].BlockedOn, want.OpenQuestions[0].BlockedOn) {
+		t.Errorf("lists changed one another: %+v %+v %+v", m.Scope, m.Affordances, m.OpenQuestions)
 	}
 }
 
