@@ -761,18 +761,27 @@ func getLatestStored(txn *badger.Txn, id string) (*stored, error) {
 // Decoding copies out of Badger's buffer, which is valid only inside the
 // txn.
 func getMedallion(txn *badger.Txn, key []byte) (*medallion.Medallion, error) {
-	item, err := txn.Get(key)
-	if errors.Is(err, badger.ErrKeyNotFound) {
-		return nil, nil
-	}
-	if err != nil {
+	m := new(medallion.Medallion)
+	if found, err := readMedallion(txn, key, m); !found || err != nil {
 		return nil, err
 	}
-	m := new(medallion.Medallion)
-	if err := item.Value(func(v []byte) error { return decodeMedallion(v, m) }); err != nil {
-		return nil, fmt.Errorf("decode %s: %w", key, err)
-	}
 	return m, nil
+}
+
+// readMedallion decodes the medallion stored at key into m, and reports
+// whether there was one.
+func readMedallion(txn *badger.Txn, key []byte, m *medallion.Medallion) (bool, error) {
+	item, err := txn.Get(key)
+	if errors.Is(err, badger.ErrKeyNotFound) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	if err := item.Value(func(v []byte) error { return decodeMedallion(v, m) }); err != nil {
+		return false, fmt.Errorf("decode %s: %w", key, err)
+	}
+	return true, nil
 }
 
 // decodeMedallion decodes a stored version: the binary encoding, or JSON

@@ -138,6 +138,18 @@ func versionKey(id string, version int) []byte {
 	return binary.BigEndian.AppendUint64(versionPrefix(id), uint64(version))
 }
 
+// appendVersionKey appends the version key of id to k.
+func appendVersionKey(k, id []byte, version int) []byte {
+	k = append(append(append(k, prefixVersion...), id...), sep)
+	return binary.BigEndian.AppendUint64(k, uint64(version))
+}
+
+// parseVersionKey splits a version key into its id and version.
+func parseVersionKey(k []byte) (id string, version int) {
+	n := len(k) - 8
+	return string(k[len(prefixVersion) : n-1]), int(binary.BigEndian.Uint64(k[n:]))
+}
+
 // indexPrefix is the prefix of every index entry of one node or tag.
 func indexPrefix(kind, name string) []byte {
 	k := make([]byte, 0, len(kind)+len(name)+1+orderSize+medallion.MaxIDLen)

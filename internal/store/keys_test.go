@@ -107,3 +107,22 @@ func TestBadgerLogger(t *testing.T) {
 		})
 	}
 }
+
+// TestAppendVersionKey: the scope query builds its version keys in a
+// shared buffer; they must be versionKey's, and parse back.
+func TestAppendVersionKey(t *testing.T) {
+	var buf []byte
+	for _, c := range []struct {
+		id      string
+		version int
+	}{{"a", 1}, {"repo-muse:cli_v1.2", 300}, {strings.Repeat("x", 128), 1 << 40}} {
+		start := len(buf)
+		buf = appendVersionKey(buf, []byte(c.id), c.version)
+		if got := buf[start:]; !bytes.Equal(got, versionKey(c.id, c.version)) {
+			t.Errorf("appendVersionKey(%q, %d) = %q, want %q", c.id, c.version, got, versionKey(c.id, c.version))
+		}
+		if id, v := parseVersionKey(buf[start:]); id != c.id || v != c.version {
+			t.Errorf("parseVersionKey = %q, %d, want %q, %d", id, v, c.id, c.version)
+		}
+	}
+}

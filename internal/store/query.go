@@ -199,14 +199,13 @@ func (b *Badger) LatestForScope(ctx context.Context, scope medallion.Scope, limi
 		return nil, fmt.Errorf("latest for scope: %w", err)
 	}
 	defer b.mu.RUnlock()
-	out := []*medallion.Medallion{}
 	nodes, droppedNode := queryNames(scope.GraphNodes)
 	tags, _ := queryNames(scope.Tags)
 	// A dropped node can match nothing, so neither can the whole query;
 	// requested tags that were all dropped likewise, since an empty tag
 	// list would otherwise mean "any tags".
 	if limit <= 0 || droppedNode || (len(scope.Tags) > 0 && len(tags) == 0) || (len(nodes) == 0 && len(tags) == 0) {
-		return out, nil
+		return []*medallion.Medallion{}, nil
 	}
 	p := b.plan(nodes, tags)
 	var hits []hit
@@ -223,29 +222,41 @@ func (b *Badger) LatestForScope(ctx context.Context, scope medallion.Scope, limi
 		}
 		defer cur.close()
 
+		// The hits' version keys share one buffer, and their medallions
+		// one array: a query's allocations are mostly Badger's and the
+		// decoding's, not one key, id and struct per answer.
 		hits = make([]hit, 0, min(limit, 64))
+		keys := make([]byte, 0, min(limit, 64)*(len(prefixVersion)+32+1+8))
 		for ; cur.valid() && len(hits) < limit; cur.next() {
-			h := hit{id: idFromSuffix(cur.key())}
+			var version int
 			var match, hasScope bool
 			err := cur.item().Value(func(v []byte) error {
 				var copied []byte
 				var err error
-				h.version, copied, hasScope, err = parseEntry(v)
+				version, copied, hasScope, err = parseEntry(v)
 				match = hasScope && p.matchValue(copied)
 				return err
 			})
 			if err != nil {
-				return fmt.Errorf("index entry of %s: %w", h.id, err)
+				return fmt.Errorf("index entry of %s: %w", idFromSuffix(cur.key()), err)
 			}
+			if !match && hasScope {
+				continue
+			}
+			start := len(keys)
+			keys = appendVersionKey(keys, cur.key()[orderSize:], version)
+			h := hit{key: keys[start:len(keys):len(keys)]}
 			if !hasScope {
-				if h.m, err = indexed(txn, h.id, h.version); err != nil {
+				h.m = new(medallion.Medallion)
+				if err := indexed(txn, h.key, h.m); err != nil {
 					return err
 				}
-				match = p.matchScope(h.m.Scope)
+				if !p.matchScope(h.m.Scope) {
+					keys = keys[:start]
+					continue
+				}
 			}
-			if match {
-				hits = append(hits, h)
-			}
+			hits = append(hits, h)
 		}
 		// Reading the answers waits until the limit is reached: finding
 		// and reading a medallion costs about 3 µs and decoding it 1 µs
@@ -253,10 +264,11 @@ func (b *Badger) LatestForScope(ctx context.Context, scope medallion.Scope, limi
 		// several goroutines was tried, with JSON, and measured slower:
 		// waking another thread costs more than the 10 decodes it would
 		// share.
+		ms := make([]medallion.Medallion, len(hits))
 		for i := range hits {
 			if hits[i].m == nil {
-				var err error
-				if hits[i].m, err = indexed(txn, hits[i].id, hits[i].version); err != nil {
+				hits[i].m = &ms[i]
+				if err := indexed(txn, hits[i].key, hits[i].m); err != nil {
 					return err
 				}
 			}
@@ -266,27 +278,29 @@ func (b *Badger) LatestForScope(ctx context.Context, scope medallion.Scope, limi
 	if err != nil {
 		return nil, fmt.Errorf("latest for scope: %w", err)
 	}
-	for _, h := range hits {
-		out = append(out, h.m)
+	out := make([]*medallion.Medallion, len(hits))
+	for i, h := range hits {
+		out[i] = h.m
 	}
 	return out, nil
 }
 
-// hit is one medallion in a query's answer: its id and version, and once
-// read, the medallion.
+// hit is one medallion in a query's answer: the key of the version its
+// index entry names, and once read, the medallion.
 type hit struct {
-	id      string
-	version int
-	m       *medallion.Medallion
+	key []byte
+	m   *medallion.Medallion
 }
 
-// indexed reads the version of a medallion an index entry names.
-func indexed(txn *badger.Txn, id string, version int) (*medallion.Medallion, error) {
-	m, err := getMedallion(txn, versionKey(id, version))
-	if err == nil && m == nil {
+// indexed reads into m the version of a medallion an index entry names,
+// by its version key.
+func indexed(txn *badger.Txn, key []byte, m *medallion.Medallion) error {
+	found, err := readMedallion(txn, key, m)
+	if err == nil && !found {
+		id, version := parseVersionKey(key)
 		err = indexCorrupt(id, version)
 	}
-	return m, err
+	return err
 }
 
 // indexCorrupt reports an index entry naming a version that is not
