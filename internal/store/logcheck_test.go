@@ -206,7 +206,7 @@ func TestDamagedTableRefused(t *testing.T) {
 		offset func(size int64) int64
 		want   string
 	}{
-		{"first block, read at open", fillStore, func(int64) int64 { return 16 }, "a table cannot be opened"},
+		{"the index, read at open", fillStore, func(size int64) int64 { return size - 100 }, "a table cannot be opened"},
 		{"a middle block", func(t *testing.T, dir string) {
 			s, err := Open(dir, Options{GCInterval: -1, Reserve: -1})
 			if err != nil {

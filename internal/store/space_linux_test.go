@@ -52,14 +52,22 @@ func fill(t *testing.T, dir string, keep int64) string {
 	return path
 }
 
-// TestDiskFullRealTmpfs fills a real 40 MiB tmpfs through the store. Before
+// TestDiskFullRealTmpfs fills a real 48 MiB tmpfs (8 MiB of it another
+// file's) through the store. Before
 // the guard, Badger's mmap'd value-log write died of SIGBUS here and killed
 // the test binary; now writes stop at the reserve, everything acknowledged
 // stays readable, a restart on the full disk is read-only, and once space
 // is freed the store reopens read-write by itself.
 func TestDiskFullRealTmpfs(t *testing.T) {
-	mnt := mountTmpfs(t, 40<<20)
+	mnt := mountTmpfs(t, 48<<20)
 	dir := filepath.Join(mnt, "store")
+	// Space another file holds, which the user frees at the end below:
+	// freeing only what the filler took after the restart may leave less
+	// than the reserve (the store's own files grew when it closed).
+	ballast := filepath.Join(mnt, "ballast")
+	if err := os.WriteFile(ballast, make([]byte, 8<<20), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	opts := Options{
 		Logger:        hclog.New(&hclog.LoggerOptions{Name: "store", Level: hclog.Warn, Output: t.Output()}),
 		GCInterval:    -1,
@@ -126,8 +134,10 @@ func TestDiskFullRealTmpfs(t *testing.T) {
 	}
 	checkBatches(s)
 
-	if err := os.Remove(filler); err != nil {
-		t.Fatal(err)
+	for _, f := range []string{filler, ballast} {
+		if err := os.Remove(f); err != nil {
+			t.Fatal(err)
+		}
 	}
 	waitFor(t, "a read-write reopen", func() bool { return s.Space().Writable() })
 	if _, err := s.Ingest(ctx, IngestBatch{File: file("f", int64(stored+1)), Events: bigEvents("after", 16, 1, 8, 1<<20)}); err != nil {
