@@ -110,14 +110,17 @@ func BenchmarkFootprintBackfill(b *testing.B) {
 		settled := time.Since(start)
 		time.Sleep(5 * time.Second)
 		settledRSS, _, _ := procMemory(d.pid())
-		cpu := cpuPercent(b, d.pid(), idle)
+		b.Logf("settled: %s", rssParts(d.pid(), d.dataDir()))
+		cpu := idleWatch(b, d.pid(), idle)
 		idleRSS, hwm2, _ := procMemory(d.pid())
 		hwm = max(hwm, hwm2)
+		b.Logf("idle: %s", rssParts(d.pid(), d.dataDir()))
 		d.stop()
 
 		d.start() // the same files, all read: what a restart holds
 		time.Sleep(10 * time.Second)
 		restartRSS, _, _ := procMemory(d.pid())
+		b.Logf("after a restart: %s", rssParts(d.pid(), d.dataDir()))
 		d.stop()
 
 		rate := float64(total) / elapsed.Seconds()
@@ -228,4 +231,73 @@ func cpuTicks(b *testing.B, pid int) int64 {
 	utime, _ := strconv.ParseInt(fields[11], 10, 64)
 	stime, _ := strconv.ParseInt(fields[12], 10, 64)
 	return utime + stime
+}
+
+// rssParts breaks pid's resident memory down by what it maps, from
+// /proc/PID/smaps: the daemon's binary, the store's files under dataDir
+// (tables, value logs, memtable logs), anonymous memory (the Go heap and
+// stacks, Badger's memtable arena and block cache) and the rest. It says
+// where an idle daemon's megabytes are, which VmRSS alone does not.
+func rssParts(pid int, dataDir string) string {
+	f, err := os.Open(fmt.Sprintf("/proc/%d/smaps", pid))
+	if err != nil {
+		return err.Error()
+	}
+	defer f.Close()
+	var binary, store, anon, other float64
+	part := &other
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		fields := strings.Fields(sc.Text())
+		if len(fields) == 0 {
+			continue
+		}
+		if !strings.HasSuffix(fields[0], ":") || len(fields) == 1 {
+			// A mapping's header: start-end perms offset dev inode [path].
+			path := ""
+			if len(fields) >= 6 {
+				path = fields[5]
+			}
+			switch {
+			case path == "" || path == "[heap]" || path == "[stack]":
+				part = &anon
+			case strings.HasPrefix(path, dataDir+"/"):
+				part = &store
+			case filepath.Base(path) == "medalliond":
+				part = &binary
+			default:
+				part = &other
+			}
+			continue
+		}
+		if fields[0] == "Rss:" {
+			kb, _ := strconv.ParseFloat(fields[1], 64)
+			*part += kb / 1024
+		}
+	}
+	return fmt.Sprintf("binary %.1f MB, store files %.1f MB, anonymous %.1f MB, other %.1f MB", binary, store, anon, other)
+}
+
+// idleWatch is cpuPercent that also samples pid's RSS every second, and
+// logs each change of more than 2 MB with the time into the idle period:
+// a rise while nothing happens is something still working.
+func idleWatch(b *testing.B, pid int, d time.Duration) (cpu float64) {
+	b.Helper()
+	t0 := cpuTicks(b, pid)
+	start := time.Now()
+	last, _, _ := procMemory(pid)
+	for time.Since(start) < d {
+		time.Sleep(time.Second)
+		rss, _, err := procMemory(pid)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if rss > last+2 || rss < last-2 {
+			b.Logf("idle RSS %.0f → %.0f MB at %s", last, rss, time.Since(start).Round(time.Second))
+			last = rss
+		}
+	}
+	t1 := cpuTicks(b, pid)
+	const hz = 100 // USER_HZ on Linux
+	return float64(t1-t0) / hz / time.Since(start).Seconds() * 100
 }

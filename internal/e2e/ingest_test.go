@@ -59,7 +59,7 @@ watch "w" {
   format = "auto"
 }
 %s
-`, filepath.Join(dir, "data"), d.sock, root, extra)
+`, d.dataDir(), d.sock, root, extra)
 	if err := os.WriteFile(d.conf, []byte(cfg), 0o600); err != nil {
 		tb.Fatal(err)
 	}
@@ -151,6 +151,9 @@ func (d *ingestd) stop() {
 		d.tb.Errorf("medalliond did not stop on SIGINT")
 	}
 }
+
+// dataDir is the daemon's data dir (store, exports).
+func (d *ingestd) dataDir() string { return filepath.Join(d.dir, "data") }
 
 func (d *ingestd) pid() int {
 	d.mu.Lock()
