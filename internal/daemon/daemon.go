@@ -22,6 +22,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/medallionhq/medallion/internal/config"
+	"github.com/medallionhq/medallion/internal/resident"
 	"github.com/medallionhq/medallion/internal/search"
 	"github.com/medallionhq/medallion/internal/server"
 	"github.com/medallionhq/medallion/internal/socket"
@@ -123,6 +124,16 @@ func Run(ctx context.Context, cfg *config.Config, logger hclog.Logger, opts ...O
 		// of background scavenging: an idle daemon's resident memory is
 		// what it holds, not what it once needed (issue 12).
 		OnQuiet: debug.FreeOSMemory,
+		// Once nothing has called the store for half a minute or more, the
+		// same, and the pages of the daemon's own code go too (about 18 MB
+		// of an idle daemon's 40; they stay in the page cache, so the next
+		// request faults them back without reading the disk). Work that
+		// only reads (an export, a burst of loads, a restart's catching
+		// up) ends in no quiet and was otherwise never handed back.
+		OnIdle: func() {
+			debug.FreeOSMemory()
+			resident.DropExecutable()
+		},
 	})
 	if err != nil {
 		return err

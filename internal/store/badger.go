@@ -81,6 +81,13 @@ type Options struct {
 	// after the store has compacted and handed its mapped pages back: the
 	// daemon returns its freed heap to the OS then.
 	OnQuiet func()
+	// OnIdle, when set, is called once each time the store has had no
+	// call at all for a whole idle check (30 to 60 s; a long call such as
+	// an export counts until it returns), on the store's own goroutine,
+	// after it has handed all its mapped pages back: the daemon returns
+	// its freed heap and the pages of its own code then. Calls made by the
+	// store itself (compaction, the periodic passes) count as calls.
+	OnIdle func()
 }
 
 // Badger is the Store kept in a Badger database (key layout in keys.go).
@@ -96,6 +103,7 @@ type Badger struct {
 	freeSpace func(string) (int64, error)
 	onSpace   func(Space)
 	onQuiet   func()
+	onIdle    func()
 	readOnly  atomic.Bool // set while db writes nothing (disk full at open)
 	spaceMu   sync.Mutex  // orders measurements and their OnSpace calls
 	space     Space       // the last measurement
@@ -112,6 +120,7 @@ type Badger struct {
 	// into errClosed instead of a Badger panic.
 	mu     sync.RWMutex
 	closed bool
+	calls  atomic.Uint64 // calls begun, for the idle check (compact.go)
 
 	stop        chan struct{} // closed by Close: ends the collector, spaceLoop, verifyLoop, the fold and compactLoop
 	writes      chan struct{} // wakes compactLoop (compact.go)
@@ -180,6 +189,7 @@ func Open(dir string, opts Options) (*Badger, error) {
 		freeSpace:   opts.FreeSpace,
 		onSpace:     opts.OnSpace,
 		onQuiet:     opts.OnQuiet,
+		onIdle:      opts.OnIdle,
 		stop:        make(chan struct{}),
 		writes:      make(chan struct{}, 1),
 		gcDone:      make(chan struct{}),
@@ -505,6 +515,7 @@ func (b *Badger) begin(ctx context.Context) error {
 		b.mu.RUnlock()
 		return errClosed
 	}
+	b.calls.Add(1)
 	return nil
 }
 

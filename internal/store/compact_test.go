@@ -63,3 +63,66 @@ func TestCompactsWithoutBadgerCompactors(t *testing.T) {
 		time.Sleep(50 * time.Millisecond)
 	}
 }
+
+// TestOnIdle: OnIdle comes once a whole idle check has passed with no
+// call, not while calls keep coming or one is running, and again after
+// the next stretch of calls.
+func TestOnIdle(t *testing.T) {
+	prev := mappedCheck
+	mappedCheck = 100 * time.Millisecond
+	t.Cleanup(func() { mappedCheck = prev })
+	idle := make(chan time.Time, 10)
+	b, err := Open(t.TempDir(), Options{GCInterval: -1, SpaceInterval: -1, VerifyInterval: -1,
+		OnIdle: func() { idle <- time.Now() }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	ctx := t.Context()
+	// Open's own wake-up ends in a compaction check and a sync (calls),
+	// then two idle checks.
+	select {
+	case <-idle:
+	case <-time.After(compactQuiet + 10*time.Second):
+		t.Fatal("no OnIdle after Open")
+	}
+	select {
+	case at := <-idle:
+		t.Fatalf("OnIdle twice in one idle stretch (again at %v)", at)
+	case <-time.After(5 * mappedCheck):
+	}
+
+	// Reads every 20 ms for a second: no OnIdle meanwhile.
+	until := time.Now().Add(time.Second)
+	for time.Now().Before(until) {
+		if _, err := b.Count(ctx); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	select {
+	case at := <-idle:
+		if at.Before(until) {
+			t.Fatalf("OnIdle at %v while the store was read", at)
+		}
+	case <-time.After(5 * mappedCheck):
+		t.Fatal("no OnIdle after the reads stopped")
+	}
+
+	// A call in flight (a long export, say) keeps the store busy however
+	// long it runs.
+	if err := b.begin(ctx); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case at := <-idle:
+		t.Fatalf("OnIdle at %v during a call", at)
+	case <-time.After(5 * mappedCheck):
+	}
+	b.mu.RUnlock()
+	select {
+	case <-idle:
+	case <-time.After(5 * mappedCheck):
+		t.Fatal("no OnIdle after the call returned")
+	}
+}

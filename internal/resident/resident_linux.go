@@ -1,0 +1,148 @@
+package resident
+
+import (
+	"bufio"
+	"bytes"
+	"os"
+	"strconv"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+)
+
+// PageOut pages out every mapping of a file under dir with
+// madvise(MADV_PAGEOUT): clean pages leave memory, the page cache
+// included, dirty ones leave the process's page tables and are written
+// back by the kernel as usual, and a later access faults them in again.
+// PAGEOUT, not DONTNEED: the owner of those mappings (Badger) may unmap
+// one between our reading /proc/self/maps and the madvise call, and the
+// range could by then hold Go heap, which DONTNEED would zero; PAGEOUT
+// never changes what memory holds. Errors are ignored: a kernel without
+// MADV_PAGEOUT (before 5.4) keeps the pages resident, which costs memory
+// and nothing else.
+func PageOut(dir string) {
+	prefix := []byte(dir + "/")
+	eachMapping(func(m mapping) {
+		if bytes.HasPrefix(m.path, prefix) {
+			madvise(m, unix.MADV_PAGEOUT)
+		}
+	})
+}
+
+// DropExecutable takes the pages of the running binary's read-only
+// mappings (its code and read-only data, about 18 MB of an idle daemon's
+// resident set) out of the process's page tables with
+// madvise(MADV_DONTNEED). The pages stay in the page cache, so the next
+// use faults them back in without reading the disk. DONTNEED is safe
+// here, unlike for the store's files: these mappings live as long as the
+// process, and a read-only private mapping holds only the file's pages,
+// so dropping them loses nothing. Writable mappings (the binary's data)
+// are never touched.
+func DropExecutable() {
+	for _, m := range executableMappings() {
+		madvise(m, unix.MADV_DONTNEED)
+	}
+}
+
+// executableMappings lists the read-only mappings of the running binary
+// (by its device and inode, which still match once the file on disk is
+// replaced).
+func executableMappings() []mapping {
+	var st syscall.Stat_t
+	if err := syscall.Stat("/proc/self/exe", &st); err != nil {
+		return nil
+	}
+	var out []mapping
+	eachMapping(func(m mapping) {
+		if m.inode == st.Ino && m.dev == uint64(st.Dev) && len(m.perms) >= 2 && m.perms[1] != 'w' {
+			m.perms, m.path = nil, nil // valid only during the callback
+			out = append(out, m)
+		}
+	})
+	return out
+}
+
+// FileBacked is the process's resident file-backed (and shared) memory in
+// bytes, the third field of /proc/self/statm; 0 when unknown.
+func FileBacked() int64 {
+	b, err := os.ReadFile("/proc/self/statm")
+	if err != nil {
+		return 0
+	}
+	f := bytes.Fields(b)
+	if len(f) < 3 {
+		return 0
+	}
+	pages, err := strconv.ParseInt(string(f[2]), 10, 64)
+	if err != nil {
+		return 0
+	}
+	return pages * int64(os.Getpagesize())
+}
+
+// mapping is one line of /proc/self/maps; its slices are valid only
+// during the callback.
+type mapping struct {
+	start, end uint64
+	perms      []byte
+	dev        uint64
+	inode      uint64
+	path       []byte
+}
+
+// eachMapping calls fn with every mapping of the process.
+func eachMapping(fn func(mapping)) {
+	f, err := os.Open("/proc/self/maps")
+	if err != nil {
+		return
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		// start-end perms offset major:minor inode [path]
+		fields := bytes.Fields(sc.Bytes())
+		if len(fields) < 5 {
+			continue
+		}
+		lo, hi, ok := bytes.Cut(fields[0], []byte("-"))
+		major, minor, ok2 := bytes.Cut(fields[3], []byte(":"))
+		if !ok || !ok2 {
+			continue
+		}
+		var m mapping
+		var errs [5]error
+		m.start, errs[0] = strconv.ParseUint(string(lo), 16, 64)
+		m.end, errs[1] = strconv.ParseUint(string(hi), 16, 64)
+		maj, errMaj := strconv.ParseUint(string(major), 16, 32)
+		mnr, errMin := strconv.ParseUint(string(minor), 16, 32)
+		errs[2], errs[3] = errMaj, errMin
+		m.inode, errs[4] = strconv.ParseUint(string(fields[4]), 10, 64)
+		if errs != [5]error{} || m.end <= m.start {
+			continue
+		}
+		m.dev = unix.Mkdev(uint32(maj), uint32(mnr))
+		m.perms = fields[1]
+		if len(fields) >= 6 {
+			m.path = afterFields(sc.Bytes(), 5)
+		}
+		fn(m)
+	}
+}
+
+// afterFields is what follows the first n space-separated fields of line:
+// a mapping's path, which may hold spaces itself.
+func afterFields(line []byte, n int) []byte {
+	for range n {
+		line = bytes.TrimLeft(line, " ")
+		i := bytes.IndexByte(line, ' ')
+		if i < 0 {
+			return nil
+		}
+		line = line[i:]
+	}
+	return bytes.TrimLeft(line, " ")
+}
+
+func madvise(m mapping, advice int) {
+	_, _, _ = unix.Syscall(unix.SYS_MADVISE, uintptr(m.start), uintptr(m.end-m.start), uintptr(advice))
+}

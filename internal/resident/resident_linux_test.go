@@ -1,0 +1,167 @@
+package resident
+
+import (
+	"bufio"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// residentKB sums the resident kB of the mappings pick selects, from
+// /proc/self/smaps (pick sees the header line's fields).
+func residentKB(t *testing.T, pick func(fields []string) bool) int64 {
+	t.Helper()
+	f, err := os.Open("/proc/self/smaps")
+	if err != nil {
+		t.Skip("needs /proc/self/smaps")
+	}
+	defer f.Close()
+	var kb int64
+	var ours bool
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		fields := strings.Fields(sc.Text())
+		switch {
+		case len(fields) >= 5 && strings.Contains(fields[0], "-") && !strings.HasSuffix(fields[0], ":"):
+			ours = pick(fields)
+		case len(fields) >= 2 && fields[0] == "Rss:" && ours:
+			n, _ := strconv.ParseInt(fields[1], 10, 64)
+			kb += n
+		}
+	}
+	return kb
+}
+
+// TestPageOut: the touched pages of a file mapped from under dir leave
+// the resident set, and what the map holds is unchanged.
+func TestPageOut(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "f")
+	data := make([]byte, 4<<20)
+	for i := range data {
+		data[i] = byte(i / 4096)
+	}
+	if err := os.WriteFile(path, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	m, err := syscall.Mmap(int(f.Fd()), 0, len(data), syscall.PROT_READ, syscall.MAP_SHARED)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer syscall.Munmap(m)
+	var sum int
+	for i := 0; i < len(m); i += 4096 {
+		sum += int(m[i])
+	}
+	t.Logf("read %d pages (sum %d)", len(m)/4096, sum)
+	ours := func(fields []string) bool { return len(fields) >= 6 && fields[5] == path }
+	before := residentKB(t, ours)
+	if before < 2<<10 {
+		t.Fatalf("only %d kB of the map resident after reading 4 MiB", before)
+	}
+	// The kernel skips pages still in a CPU's batch on their way to its
+	// lists: a few tries, as the daemon trims again when next quiet.
+	after := before
+	for try := 0; try < 20 && after > before/4; try++ {
+		PageOut(dir)
+		time.Sleep(20 * time.Millisecond)
+		after = residentKB(t, ours)
+	}
+	t.Logf("map resident: %d kB → %d kB", before, after)
+	if after > before/4 {
+		t.Errorf("map resident after PageOut: %d kB of %d kB", after, before)
+	}
+	for i := 0; i < len(m); i += 4096 {
+		if m[i] != byte(i/4096) {
+			t.Fatalf("byte %d reads %d after PageOut", i, m[i])
+		}
+	}
+}
+
+// written is changed by TestDropExecutable: the binary's data mapping
+// must keep it.
+var written = []int{1, 2, 3}
+
+// presentPages counts the pages of the running binary's read-only
+// mappings that are in the process's page tables, from
+// /proc/self/pagemap (bit 63 of each page's entry). Unlike reading smaps
+// it runs little code between the two counts, so it barely faults the
+// binary back in while it measures.
+func presentPages(t *testing.T, pagemap *os.File, ranges [][2]uint64, buf []byte) (n int) {
+	t.Helper()
+	for _, r := range ranges {
+		pages := (r[1] - r[0]) / 4096
+		b := buf[:pages*8]
+		if _, err := pagemap.ReadAt(b, int64(r[0]/4096*8)); err != nil {
+			t.Fatal(err)
+		}
+		for i := uint64(0); i < pages; i++ {
+			if b[i*8+7]&0x80 != 0 {
+				n++
+			}
+		}
+	}
+	return n
+}
+
+// TestDropExecutable: DropExecutable picks the test binary's code and
+// read-only data, which then leave the process's page tables, and never
+// its writable data, which keeps what was written to it.
+func TestDropExecutable(t *testing.T) {
+	pagemap, err := os.Open("/proc/self/pagemap")
+	if err != nil {
+		t.Skip("needs /proc/self/pagemap")
+	}
+	defer pagemap.Close()
+	ms := executableMappings()
+	var ranges [][2]uint64
+	var most uint64
+	code := uint64(reflect.ValueOf(TestDropExecutable).Pointer())
+	hasCode := false
+	for _, m := range ms {
+		ranges = append(ranges, [2]uint64{m.start, m.end})
+		most = max(most, (m.end-m.start)/4096*8)
+		hasCode = hasCode || m.start <= code && code < m.end
+	}
+	if !hasCode {
+		t.Fatalf("the binary's read-only mappings %x do not hold its code at %x", ranges, code)
+	}
+	buf := make([]byte, most)
+	written[1] = 42
+	before := presentPages(t, pagemap, ranges, buf)
+	for _, m := range ms {
+		madvise(m, unix.MADV_DONTNEED)
+	}
+	after := presentPages(t, pagemap, ranges, buf)
+	t.Logf("binary's read-only pages present: %d → %d", before, after)
+	// Each page the running code touches again (here and on the
+	// runtime's own threads) faults back in with its neighbours, 64 KiB
+	// at a time: about 250 pages of this small binary come back at once.
+	if before < 64 || after > before*2/3 {
+		t.Errorf("binary's read-only pages present: %d before dropping them, %d after", before, after)
+	}
+	DropExecutable()
+	if written[1] != 42 {
+		t.Errorf("the binary's data changed: %v", written)
+	}
+}
+
+// TestFileBacked: a process running Go code has file-backed pages (its
+// binary) resident.
+func TestFileBacked(t *testing.T) {
+	if n := FileBacked(); n <= 0 {
+		t.Errorf("FileBacked() = %d", n)
+	}
+}
