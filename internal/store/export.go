@@ -26,7 +26,7 @@ func (b *Badger) Export(ctx context.Context, fn func(*medallion.Medallion) error
 		return fmt.Errorf("export: %w", err)
 	}
 	defer b.mu.RUnlock()
-	err := b.db.View(func(txn *badger.Txn) error { return eachVersion(ctx, txn, fn) })
+	err := b.db.View(func(txn *badger.Txn) error { return b.eachVersion(ctx, txn, fn) })
 	if err != nil {
 		return fmt.Errorf("export: %w", err)
 	}
@@ -35,8 +35,12 @@ func (b *Badger) Export(ctx context.Context, fn func(*medallion.Medallion) error
 
 // eachVersion calls fn with every stored version in txn: by id, oldest
 // version first, each rebuilt whole where it is stored as a delta. Export
-// and Reindex read the store with it.
-func eachVersion(ctx context.Context, txn *badger.Txn, fn func(*medallion.Medallion) error) error {
+// and Reindex read the store with it. Every value read faults its pages of
+// the value log in, and nothing else would hand them back before the
+// store's next check (up to 30 s): the daemon's first automatic export
+// of a 600 MB store left 82 MB of them resident. So it trims them as it
+// goes.
+func (b *Badger) eachVersion(ctx context.Context, txn *badger.Txn, fn func(*medallion.Medallion) error) error {
 	// The records of one medallion are collected (deltas are small) and
 	// handed out rebuilt when the next id begins.
 	var id []byte
@@ -58,9 +62,13 @@ func eachVersion(ctx context.Context, txn *badger.Txn, fn func(*medallion.Medall
 	prefix := []byte(prefixVersion)
 	it := txn.NewIterator(badger.IteratorOptions{Prefix: prefix, PrefetchValues: true, PrefetchSize: 16})
 	defer it.Close()
+	n := 0
 	for it.Seek(prefix); it.ValidForPrefix(prefix); it.Next() {
 		if err := ctx.Err(); err != nil {
 			return err
+		}
+		if n++; n%trimEvery == 0 {
+			b.trimMapped(mappedBudget)
 		}
 		item := it.Item()
 		key := item.Key()
@@ -81,6 +89,13 @@ func eachVersion(ctx context.Context, txn *badger.Txn, fn func(*medallion.Medall
 	}
 	return flush()
 }
+
+// trimEvery is how many versions eachVersion reads between two looks at
+// the process's mapped memory (trimMapped: one read of /proc/self/statm,
+// about 10 µs, then a page-out when above the budget). With it the first
+// export of that store (905 versions, 65 MB of JSON) peaks at 52-54 MB
+// RSS instead of 131-136.
+const trimEvery = 64
 
 // ErrBadImport is wrapped by Import's error when the versions handed to it
 // do not make one medallion (mixed ids, missing or misnumbered versions).

@@ -169,7 +169,7 @@ func (b *Badger) Reindex(ctx context.Context, prefix string, afterBatch func(wri
 	n := 0
 	var prev *medallion.Medallion
 	err := b.db.View(func(txn *badger.Txn) error {
-		return eachVersion(ctx, txn, func(m *medallion.Medallion) error {
+		return b.eachVersion(ctx, txn, func(m *medallion.Medallion) error {
 			p := pair{cur: m}
 			if prev != nil && prev.Meta.MedallionID == m.Meta.MedallionID {
 				p.prev = prev
