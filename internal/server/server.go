@@ -88,6 +88,12 @@ type Config struct {
 	// scope for GET /v1/load?cwd=; nil answers such loads with 400 "this
 	// daemon cannot resolve --cwd".
 	ScopeForCWD func(cwd string) []string
+	// WatchWrites, when set, registers a function the store calls with
+	// every medallion version it writes, before the write returns
+	// (store.Badger.WatchWrites). With it, GET /v1/load keeps its answers
+	// until a version in their scope is written (loadcache.go); without
+	// it, every load is rendered anew.
+	WatchWrites func(fn func(prev, cur *medallion.Medallion))
 
 	// ReviewMode is how GET /v1/load shows the items a model wrote that
 	// nobody has reviewed: "auto" marks them, "required" leaves them out,
@@ -112,10 +118,11 @@ type Config struct {
 
 // Server is the local API server.
 type Server struct {
-	cfg  Config
-	log  hclog.Logger
-	mux  *http.ServeMux
-	http *http.Server
+	cfg   Config
+	log   hclog.Logger
+	mux   *http.ServeMux
+	http  *http.Server
+	loads *loadCache // nil without Config.WatchWrites
 }
 
 // New returns a server for cfg; call Serve to start answering.
@@ -133,6 +140,10 @@ func New(cfg Config) *Server {
 		cfg.ReviewMode = render.ReviewAuto
 	}
 	s := &Server{cfg: cfg, log: cfg.Logger.Named("api")}
+	if cfg.WatchWrites != nil {
+		s.loads = newLoadCache()
+		cfg.WatchWrites(s.loads.written)
+	}
 	s.mux = s.routes()
 	s.http = &http.Server{
 		Handler:           s,
@@ -354,10 +365,19 @@ func (s *Server) writeJSON(w http.ResponseWriter, status int, body any) {
 	h.Set("X-Content-Type-Options", "nosniff")
 	h.Set("Cache-Control", "no-store")
 	w.WriteHeader(status)
+	if b, ok := body.(encodedJSON); ok {
+		if _, err := w.Write(b); err != nil {
+			s.log.Debug("write response", "error", err)
+		}
+		return
+	}
 	if err := jsonEncode(w, body); err != nil {
 		s.log.Debug("write response", "error", err)
 	}
 }
+
+// encodedJSON is a response body already encoded by jsonEncode.
+type encodedJSON []byte
 
 // recorder remembers the status and error message for the request log.
 type recorder struct {
