@@ -145,16 +145,22 @@ func (a *app) runHook(ctx context.Context, ag *hookAgent, opts hookOptions) {
 		note("the save file has %d %s, over %s's %d: cut", n, ag.unit, ag.title, ag.limit)
 		text = cutToLimit(text, ag)
 	}
-	var out hookOutput
-	out.HookSpecificOutput.HookEventName = "SessionStart"
-	out.HookSpecificOutput.AdditionalContext = text
-	b, err := json.Marshal(out)
+	// What json.Marshal(hookOutput{…}) prints, with only the text encoded:
+	// a struct's fields cost encoding/json a walk over its type by
+	// reflection first, in a process that encodes one value
+	// (TestHook checks the bytes against the struct's).
+	b, err := json.Marshal(text)
 	if err != nil {
 		note("encode hook output: %v", err)
 		return
 	}
-	_, _ = a.stdout.Write(append(b, '\n'))
+	out := make([]byte, 0, len(hookOutputHead)+len(b)+3)
+	out = append(append(append(out, hookOutputHead...), b...), "}}\n"...)
+	_, _ = a.stdout.Write(out)
 }
+
+// hookOutputHead is hookOutput encoded up to its context's value.
+const hookOutputHead = `{"hookSpecificOutput":{"hookEventName":"SessionStart","additionalContext":`
 
 // cutToLimit cuts text at a line boundary so that it fits the agent's
 // limit, with a last line saying that it did and where the rest is.

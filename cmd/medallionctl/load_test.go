@@ -123,6 +123,9 @@ func TestHook(t *testing.T) {
 		t.Errorf("hook output %+v", out)
 	}
 	golden(t, "hook.json", r.stdout)
+	if want, _ := json.Marshal(out); r.stdout != string(want)+"\n" {
+		t.Errorf("the hook printed\n%s\nnot what encoding/json makes of it:\n%s", r.stdout, want)
+	}
 }
 
 // TestHookFastPath: the command lines an agent runs skip cobra
