@@ -15,6 +15,7 @@ import (
 	"net/http"
 	"os"
 	"runtime/debug"
+	"strconv"
 	"strings"
 	"time"
 
@@ -364,13 +365,22 @@ func (s *Server) writeJSON(w http.ResponseWriter, status int, body any) {
 	// Belt and braces against a browser ever rendering a response.
 	h.Set("X-Content-Type-Options", "nosniff")
 	h.Set("Cache-Control", "no-store")
-	w.WriteHeader(status)
 	if b, ok := body.(encodedJSON); ok {
+		// Whole, with its length, and flushed at once: net/http sends a
+		// body it does not know the length of in chunks, the first as its
+		// 4 KiB buffer fills and the rest after the handler returns, and
+		// a client that wakes to the first then waits again for the rest
+		// (the hook did, for a save file of 6 KB).
+		h.Set("Content-Length", strconv.Itoa(len(b)))
+		w.WriteHeader(status)
 		if _, err := w.Write(b); err != nil {
 			s.log.Debug("write response", "error", err)
+			return
 		}
+		_ = http.NewResponseController(w).Flush()
 		return
 	}
+	w.WriteHeader(status)
 	if err := jsonEncode(w, body); err != nil {
 		s.log.Debug("write response", "error", err)
 	}
