@@ -21,10 +21,15 @@ import (
 // user's own instruction list and pasted material (see act).
 
 // maxDirective bounds one item taken from a prompt; a longer prompt is
-// split at sentence ends into several items, at most maxDirectives.
+// split at sentence ends into several items, at most maxDirectives
+// requests and preferences and maxRules rules: a prompt that spells out
+// how the work must be done ("never X. keep Y. only Z.") restricts it in
+// each sentence, and a rule cut for count is a rule the next session
+// breaks, while a long request is mostly the task at hand.
 const (
 	maxDirective  = 280
 	maxDirectives = 3
+	maxRules      = 8
 	// minContentWords is how many subject words a sentence needs to be
 	// more than a reply.
 	minContentWords = 2
@@ -398,7 +403,7 @@ func chunks(text string) []chunk {
 	kind := actDrop
 	lead := "" // the report right before the sentence at hand
 	flush := func() {
-		if cur.Len() > 0 && len(out) < maxDirectives {
+		if cur.Len() > 0 && taken(out, kind == actRule) < limitOf(kind) {
 			out = append(out, chunk{text: clip(cur.String(), maxDirective), act: kind})
 		}
 		cur.Reset()
@@ -433,6 +438,25 @@ func chunks(text string) []chunk {
 // offerCues open a sentence that asks the user or offers the next step.
 var offerCues = []string{"if you", "want me", "should i", "shall i", "let me know", "would you", "do you want",
 	"ready to", "paste ", "send me", "tell me"}
+
+// taken counts the chunks of out that are rules (rule) or not.
+func taken(out []chunk, rule bool) int {
+	n := 0
+	for _, c := range out {
+		if (c.act == actRule) == rule {
+			n++
+		}
+	}
+	return n
+}
+
+// limitOf is how many chunks of act one prompt gives.
+func limitOf(a act) int {
+	if a == actRule {
+		return maxRules
+	}
+	return maxDirectives
+}
 
 // lastQuestion reports the question or offer the agent ended the episode
 // on when the user has not answered it (no prompt came after it), as an
