@@ -12,9 +12,10 @@ const (
 	// reportWords is the fewest words an assistant message needs to count
 	// as a report rather than an acknowledgement ("Done.").
 	reportWords = 12
-	// reportOpening is how many of the report's first sentences are kept:
-	// an agent opens its report with what it did.
-	reportOpening  = 2
+	// reportOpening is how many of the report's first sentences are kept,
+	// filler aside: an agent opens its report with what it did and what it
+	// left, which is where the next session starts.
+	reportOpening  = 4
 	maxReportLines = 6
 	maxReportLine  = 220
 )
@@ -64,7 +65,7 @@ func (x *extractor) report(it *Items) {
 // ("Now let me write the summary.", "Now I have all the information
 // needed.") or a tag of a summary prompt ("<analysis>"). The opening of a
 // report is taken after these, so it says what was done.
-var reportFiller = regexp.MustCompile(`^(?:(?:perfect|great|excellent|good|done|all set|got it|ok(?:ay)?|sure|alright|awesome)\b[\s.!,:]*$|(?:now,? )?let me\b|(?:now,? )?i(?:'ll| will| have| can| need| understand| see)\b|</?[a-z_]+>)`)
+var reportFiller = regexp.MustCompile(`^(?:(?:perfect|great|excellent|good|done|all set|got it|ok(?:ay)?|sure|alright|awesome)\b[\s.!,:]*$|(?:now,? )?let me\b|(?:now,? )?i(?:'ll| will| have| can| need| understand| see)\b|</?[a-z_]+>$)`)
 
 func hasChoiceCue(s string) bool {
 	l := strings.ToLower(s)
