@@ -132,6 +132,20 @@ func TestExtract(t *testing.T) {
 			},
 		},
 		{
+			// The same check failing then passing with nothing done in
+			// between teaches nothing: no fix, and nothing left open.
+			name: "a rerun that passes is no fix",
+			build: func(b *builder) {
+				b.run("c1", "Bash", "mix dialyzer", nil, false, "lib/a.ex:3:pattern_match The pattern can never match the type.")
+				b.run("c2", "Bash", "mix dialyzer --format short", nil, true, "done (passed successfully)")
+			},
+			check: func(t *testing.T, it Items) {
+				if len(it.AvoidRepeating)+len(it.OpenQuestions) != 0 {
+					t.Errorf("avoid_repeating = %q, open = %q, want none", texts(it.AvoidRepeating), questions(it.OpenQuestions))
+				}
+			},
+		},
+		{
 			name: "error then fix of the same command",
 			build: func(b *builder) {
 				b.run("c1", "Bash", "go test ./...", nil, false, "Exit code 1\n<tool_use_error>pkg/a.go:3: undefined: Foo</tool_use_error>\nFAIL")
