@@ -146,6 +146,31 @@ func TestExtract(t *testing.T) {
 			},
 		},
 		{
+			// A browser console or a server log pasted into a prompt is
+			// material, not the user's words; the user's own sentence
+			// around it still counts.
+			name: "a pasted console log decides nothing",
+			build: func(b *builder) {
+				b.prompt("The tree view breaks the page, switch it to the headless tree component.\n" +
+					"[App] Not an active job, trying database\n" +
+					"printWarning @ chunk-36jrqfj4.js:2338\n" +
+					"reconcileChildrenArray @ chunk-36jrqfj4.js:11570\n" +
+					"chunk-z33mq3ks.js:31200 Uncaught ContextError: useContext returned undefined for the provider\n" +
+					"    at chunk-z33mq3ks.js:35565:56\n" +
+					"…[70858 bytes elided]…\n")
+			},
+			check: func(t *testing.T, it Items) {
+				var got []string
+				for _, d := range it.Decisions {
+					got = append(got, d.Statement)
+				}
+				want := []string{"The tree view breaks the page, switch it to the headless tree component."}
+				if !slices.Equal(got, want) || len(it.Invariants) != 0 {
+					t.Errorf("decisions = %q, invariants = %q, want only %q", got, texts(it.Invariants), want)
+				}
+			},
+		},
+		{
 			name: "error then fix of the same command",
 			build: func(b *builder) {
 				b.run("c1", "Bash", "go test ./...", nil, false, "Exit code 1\n<tool_use_error>pkg/a.go:3: undefined: Foo</tool_use_error>\nFAIL")

@@ -542,10 +542,16 @@ func stripImages(s string) string {
 var stepMarker = regexp.MustCompile(`^(?i:step\s*\d+[a-z]?\s*[:.)-]?|\d+[.)])\s+`)
 
 // Lines of pasted material, not the user's own words: a quote, a heading,
-// a table row, a markup tag, a stack frame or a log line, a label set in
-// emphasis (a review bot's "_⚠️ Potential issue_").
+// a table row, a markup tag, a stack frame ("at f (x.js:3)", a browser
+// console's "f @ x.js:3", "x.js:3 Warning: …") or a log line ("2026-01-02 …", "[App] …"), a
+// label set in emphasis (a review bot's "_⚠️ Potential issue_"), the mark
+// of text the adapter cut out of a long prompt.
 var (
-	pastedLine = regexp.MustCompile(`^(?:>|#{1,6}\s|\||</?[A-Za-z][\w-]*[^>]*>|at \S+ \(|at https?:|\[?\d{4}-\d\d-\d\d[T ]\d|\[\d\d:\d\d)`)
+	pastedLine = regexp.MustCompile(`^(?:>|#{1,6}\s|\||</?[A-Za-z][\w-]*[^>]*>|at \S+ \(|at https?:|at \S+:\d+|…\[\d+ bytes elided\]|\[?\d{4}-\d\d-\d\d[T ]\d|\[\d\d:\d\d|\[[A-Za-z][\w.-]*\] |\S+ @ \S+:\d+|\d*[\w.-]+\.[a-z]{1,4}:\d+ )`)
+	// sourceRef is a place in a source file ("chunk-36j.js:11570",
+	// "@ app.tsx:12:5"): a line with two of them is a pasted stack or
+	// console log, whatever words surround them.
+	sourceRef = regexp.MustCompile(`[\w.-]+\.[a-z]{1,4}:\d+`)
 	emphasized = regexp.MustCompile(`^(?:\*\*|__|_)[^*_]+(?:\*\*|__|_)\W*$`)
 	// openTag is a markup tag alone on its line: what follows, to its
 	// closing tag, is pasted ("<details>", "<context>").
@@ -576,7 +582,7 @@ func userSentences(text string) []sentence {
 			closing = "</" + m[1] + ">"
 			continue
 		}
-		if t == "" || pastedLine.MatchString(t) || emphasized.MatchString(t) {
+		if t == "" || pastedLine.MatchString(t) || emphasized.MatchString(t) || len(sourceRef.FindAllStringIndex(t, 2)) == 2 {
 			continue
 		}
 		t = strings.TrimLeft(t, "-*+ \t")
