@@ -306,7 +306,8 @@ var hedgeCues = cues("maybe", "might", "perhaps", "possibly", "probably", "i gue
 
 // reports says whether a sentence is a status remark rather than a
 // directive: the user tells what they did, see or think ("I put everything
-// into one commit", "I can't get past the login screen"), with no
+// into one commit", "I can't get past the login screen", "still getting
+// 500 errors"), with no
 // directive cue ("I want", "I think we should"); or it hedges ("we might
 // want to improve this in future"). A leading clause is skipped for the
 // main one ("when I refresh the app, I still see the id").
@@ -326,8 +327,13 @@ func reports(ws []string) bool {
 		}
 		return false
 	}
-	return firstPerson[ws[0]]
+	return firstPerson[ws[0]] || experiences[ws[0]]
 }
+
+// experiences open a report whose subject, the user, is left out: "still
+// seeing the id in the top bar", "getting 500 errors on upload".
+var experiences = map[string]bool{"seeing": true, "getting": true, "noticing": true, "experiencing": true,
+	"hitting": true, "facing": true}
 
 // chatterOpeners open sentences about the user's state of mind, whatever
 // cue words follow ("I don't know why …").
@@ -551,7 +557,7 @@ var (
 	// sourceRef is a place in a source file ("chunk-36j.js:11570",
 	// "@ app.tsx:12:5"): a line with two of them is a pasted stack or
 	// console log, whatever words surround them.
-	sourceRef = regexp.MustCompile(`[\w.-]+\.[a-z]{1,4}:\d+`)
+	sourceRef  = regexp.MustCompile(`[\w.-]+\.[a-z]{1,4}:\d+`)
 	emphasized = regexp.MustCompile(`^(?:\*\*|__|_)[^*_]+(?:\*\*|__|_)\W*$`)
 	// openTag is a markup tag alone on its line: what follows, to its
 	// closing tag, is pasted ("<details>", "<context>").
