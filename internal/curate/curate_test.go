@@ -635,6 +635,9 @@ func TestSignature(t *testing.T) {
 		// exception.
 		{"** (Mix) Could not start application otel: exited\n    ** (EXIT) an exception was raised:\n        ** (BadMapError) expected a map, got:\n\n    [exporter: {:stdout, []}]\n  (erts) :erlang.is_map_key/2",
 			"** (Mix) Could not start application otel: exited … ** (BadMapError) expected a map, got: [exporter: {:stdout, []}]"},
+		// A line that only points at a file says nothing of the failure.
+		{"  [chromium] › cart.spec.ts:3:1 › cart totals\n    Error Context: test-results/cart-totals/error-context.md",
+			"[chromium] › cart.spec.ts:3:1 › cart totals"},
 		{"Traceback (most recent call last):\n  File \"x.py\", line 3, in <module>\n    int(\"a\")\nValueError: invalid literal for int() with base 10: 'a'",
 			"ValueError: invalid literal for int() with base 10: 'a'"},
 	}

@@ -44,7 +44,8 @@ func (x *extractor) report(it *Items) {
 			if len(out) == maxReportLines {
 				break
 			}
-			if reportFiller.MatchString(strings.ToLower(s)) {
+			s = reportLine(s)
+			if s == "" || reportFiller.MatchString(strings.ToLower(s)) {
 				continue
 			}
 			if opening < reportOpening || hasChoiceCue(s) {
@@ -66,6 +67,27 @@ func (x *extractor) report(it *Items) {
 // needed.") or a tag of a summary prompt ("<analysis>"). The opening of a
 // report is taken after these, so it says what was done.
 var reportFiller = regexp.MustCompile(`^(?:(?:perfect|great|excellent|good|done|all set|got it|ok(?:ay)?|sure|alright|awesome)\b[\s.!,:]*$|(?:now,? )?let me\b|(?:now,? )?i(?:'ll| will| have| can| need| understand| see)\b|</?[a-z_]+>$)`)
+
+// minReportLineWords is the fewest words a line of the report needs: "1.",
+// "✅" or "Changes made" head a list, they do not report.
+const minReportLineWords = 3
+
+// reportLabel is a label opening a report's sentence ("Summary: …", "What
+// was done: …"), left over once the markup is gone.
+var reportLabel = regexp.MustCompile(`^(?i:summary|what (?:was|i) (?:done|did|changed)|changes(?: made)?|result|status)\s*:\s*`)
+
+// reportLine is a sentence of a report as the summary keeps it: without
+// bold markup and a leading label; "" for a line that says nothing by
+// itself: the lead-in of a list ("It includes:"), a list number or a
+// heading, a harness directive ("::git-commit{…}").
+func reportLine(s string) string {
+	s = strings.TrimSpace(strings.NewReplacer("**", "", "__", "").Replace(s))
+	s = reportLabel.ReplaceAllString(s, "")
+	if strings.HasPrefix(s, "::") || strings.HasPrefix(s, "#") || strings.HasSuffix(s, ":") || len(strings.Fields(s)) < minReportLineWords {
+		return ""
+	}
+	return s
+}
 
 func hasChoiceCue(s string) bool {
 	l := strings.ToLower(s)
