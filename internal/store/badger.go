@@ -782,17 +782,6 @@ func getLatestStored(txn *badger.Txn, id string) (*stored, error) {
 	return s, nil
 }
 
-// getMedallion decodes the medallion stored at key, nil when absent.
-// Decoding copies out of Badger's buffer, which is valid only inside the
-// txn.
-func getMedallion(txn *badger.Txn, key []byte) (*medallion.Medallion, error) {
-	m := new(medallion.Medallion)
-	if found, err := readMedallion(txn, key, m); !found || err != nil {
-		return nil, err
-	}
-	return m, nil
-}
-
 // readMedallion decodes the medallion stored at key into m, and reports
 // whether there was one.
 func readMedallion(txn *badger.Txn, key []byte, m *medallion.Medallion) (bool, error) {
