@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -76,68 +77,90 @@ theirs. --no-start leaves a daemon that is down alone.`,
 		Example: `  echo '{"session_id":"s1","cwd":"/src/muse","source":"startup"}' | medallionctl hook claude-code`,
 		Args:    exactArgs("AGENT"),
 	}
-	var verbose, noStart bool
-	var budget int
-	cmd.Flags().BoolVarP(&verbose, "verbose", "v", false, "explain on stderr why nothing was printed")
-	cmd.Flags().BoolVar(&noStart, "no-start", false, "do not start medalliond in the background when it is down")
-	cmd.Flags().IntVar(&budget, "budget", 1500, "token `budget` of the added context (lowered to what the agent takes whole)")
+	var opts hookOptions
+	cmd.Flags().BoolVarP(&opts.verbose, "verbose", "v", false, "explain on stderr why nothing was printed")
+	cmd.Flags().BoolVar(&opts.noStart, "no-start", false, "do not start medalliond in the background when it is down")
+	cmd.Flags().IntVar(&opts.budget, "budget", defaultHookBudget, "token `budget` of the added context (lowered to what the agent takes whole)")
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
 		ag, err := agentNamed(args[0])
 		if err != nil {
 			return err
 		}
-		note := func(format string, v ...any) {
-			if verbose {
-				fmt.Fprintf(a.stderr, "medallionctl hook: "+format+"\n", v...)
-			}
-		}
-		if budget > ag.budget {
-			note("budget lowered from %d to %d tokens: %s takes at most %d %s of hook context whole", budget, ag.budget, ag.title, ag.limit, ag.unit)
-			budget = ag.budget
-		}
-		ctx, cancel := context.WithTimeout(cmd.Context(), hookTimeout)
-		defer cancel()
-		text, err := a.hookContext(ctx, budget)
-		if err != nil {
-			// Whatever failed, the session must start as if we were not
-			// there: exit 0, nothing on stdout.
-			note("%v", err)
-			if !noStart && daemonDown(err) {
-				if path, err := spawnDaemon(a.socket); err != nil {
-					note("medalliond is down and was not started: %v", err)
-				} else {
-					note("medalliond is down: started %s in the background for the next sessions", path)
-				}
-			}
-			return nil
-		}
-		if text == "" {
-			note("no medallion for this directory yet")
-			return nil
-		}
-		if ag.escape != nil {
-			text = ag.escape(text)
-		}
-		if n := ag.measure(text); n > ag.limit {
-			// Only a daemon that renders differently from this build
-			// (another version) gets here: the budget above keeps a load
-			// within the limit.
-			note("the save file has %d %s, over %s's %d: cut", n, ag.unit, ag.title, ag.limit)
-			text = cutToLimit(text, ag)
-		}
-		var out hookOutput
-		out.HookSpecificOutput.HookEventName = "SessionStart"
-		out.HookSpecificOutput.AdditionalContext = text
-		b, err := json.Marshal(out)
-		if err != nil {
-			note("encode hook output: %v", err)
-			return nil
-		}
-		_, _ = a.stdout.Write(append(b, '\n'))
+		a.runHook(cmd.Context(), ag, opts)
 		return nil
 	}
 	return cmd
 }
+
+// defaultHookBudget is --budget's default.
+const defaultHookBudget = 1500
+
+// hookOptions are the hook's own flags.
+type hookOptions struct {
+	verbose, noStart bool
+	budget           int
+}
+
+// runHook is the hook itself, whichever way its command line was read
+// (cobra, or fastHook). Whatever happens, the agent's session starts: it
+// prints the hook output or nothing, and never fails.
+func (a *app) runHook(ctx context.Context, ag *hookAgent, opts hookOptions) {
+	note := func(format string, v ...any) {
+		if opts.verbose {
+			fmt.Fprintf(a.stderr, "medallionctl hook: "+format+"\n", v...)
+		}
+	}
+	budget := opts.budget
+	if budget > ag.budget {
+		note("budget lowered from %d to %d tokens: %s takes at most %d %s of hook context whole", budget, ag.budget, ag.title, ag.limit, ag.unit)
+		budget = ag.budget
+	}
+	ctx, cancel := context.WithTimeout(ctx, hookTimeout)
+	defer cancel()
+	text, err := a.hookContext(ctx, budget)
+	if err != nil {
+		// Whatever failed, the session must start as if we were not
+		// there: exit 0, nothing on stdout.
+		note("%v", err)
+		if !opts.noStart && daemonDown(err) {
+			if path, err := spawnDaemon(a.socket); err != nil {
+				note("medalliond is down and was not started: %v", err)
+			} else {
+				note("medalliond is down: started %s in the background for the next sessions", path)
+			}
+		}
+		return
+	}
+	if text == "" {
+		note("no medallion for this directory yet")
+		return
+	}
+	if ag.escape != nil {
+		text = ag.escape(text)
+	}
+	if n := ag.measure(text); n > ag.limit {
+		// Only a daemon that renders differently from this build
+		// (another version) gets here: the budget above keeps a load
+		// within the limit.
+		note("the save file has %d %s, over %s's %d: cut", n, ag.unit, ag.title, ag.limit)
+		text = cutToLimit(text, ag)
+	}
+	// What json.Marshal(hookOutput{…}) prints, with only the text encoded:
+	// a struct's fields cost encoding/json a walk over its type by
+	// reflection first, in a process that encodes one value
+	// (TestHook checks the bytes against the struct's).
+	b, err := json.Marshal(text)
+	if err != nil {
+		note("encode hook output: %v", err)
+		return
+	}
+	out := make([]byte, 0, len(hookOutputHead)+len(b)+3)
+	out = append(append(append(out, hookOutputHead...), b...), "}}\n"...)
+	_, _ = a.stdout.Write(out)
+}
+
+// hookOutputHead is hookOutput encoded up to its context's value.
+const hookOutputHead = `{"hookSpecificOutput":{"hookEventName":"SessionStart","additionalContext":`
 
 // cutToLimit cuts text at a line boundary so that it fits the agent's
 // limit, with a last line saying that it did and where the rest is.
@@ -226,4 +249,64 @@ func (a *app) hookContext(ctx context.Context, budget int) (string, error) {
 		return "", nil
 	}
 	return resp.Text, nil
+}
+
+// fastHook runs the hook without building the cobra command tree when its
+// command line is one an agent runs ("[--socket PATH] hook AGENT" with the
+// hook's own flags after AGENT or before it), and reports whether it did.
+// The hook runs before every agent session, and cobra's tree (commands,
+// flag sets, help texts) and its parsing were a fifth of what the hook's
+// process did besides the Go runtime's start. Any other spelling — help,
+// a flag it does not know, a value pflag would read differently, an
+// unknown agent — goes the ordinary way, so its errors and usage stay
+// cobra's.
+func (a *app) fastHook(ctx context.Context, args []string) bool {
+	opts := hookOptions{budget: defaultHookBudget}
+	socket, socketSet := "", false
+	var words []string
+	for i := 0; i < len(args); i++ {
+		arg := args[i]
+		name, value, hasValue := strings.Cut(arg, "=")
+		switch {
+		case name == "--socket" || name == "--budget":
+			if !hasValue {
+				if i+1 == len(args) {
+					return false
+				}
+				i++
+				value = args[i]
+			}
+			if name == "--socket" {
+				socket, socketSet = value, true
+				continue
+			}
+			n, err := strconv.Atoi(value)
+			if err != nil {
+				return false
+			}
+			opts.budget = n
+		case arg == "-v" || arg == "--verbose":
+			opts.verbose = true
+		case arg == "--no-start":
+			opts.noStart = true
+		case strings.HasPrefix(arg, "-"):
+			return false // -h, --help, "--", combined or negated flags …
+		default:
+			words = append(words, arg)
+		}
+	}
+	if len(words) != 2 || words[0] != "hook" {
+		return false
+	}
+	ag, err := agentNamed(words[1])
+	if err != nil {
+		return false
+	}
+	if socketSet {
+		a.socket = socket
+	} else {
+		a.socket = defaultSocket()
+	}
+	a.runHook(ctx, ag, opts)
+	return true
 }

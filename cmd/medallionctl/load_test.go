@@ -1,6 +1,8 @@
 package main
 
 import (
+	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"net"
@@ -121,6 +123,62 @@ func TestHook(t *testing.T) {
 		t.Errorf("hook output %+v", out)
 	}
 	golden(t, "hook.json", r.stdout)
+	if want, _ := json.Marshal(out); r.stdout != string(want)+"\n" {
+		t.Errorf("the hook printed\n%s\nnot what encoding/json makes of it:\n%s", r.stdout, want)
+	}
+}
+
+// TestHookFastPath: the command lines an agent runs skip cobra
+// (fastHook) and print exactly what the cobra command prints; every other
+// spelling of a hook command line goes through cobra, with its errors.
+func TestHookFastPath(t *testing.T) {
+	f, sock := seeded(t)
+	t.Setenv(socketEnv, f.sock)
+	viaCobra := func(stdin string, args ...string) result {
+		var out, errb bytes.Buffer
+		a := &app{stdin: strings.NewReader(stdin), stdout: &out, stderr: &errb}
+		code := a.runCobra(context.Background(), args)
+		return result{out.String(), errb.String(), code}
+	}
+	for _, args := range [][]string{
+		{sock, "hook", "claude-code"},
+		{"--socket", f.sock, "hook", "codex"},
+		{"hook", "gemini"}, // the socket from the environment
+		{"hook", "claude-code", "--socket", f.sock, "--budget", "40", "-v"},
+		{sock, "hook", "--verbose", "--budget=100000", "claude-code"},
+		{sock, "hook", "claude-code", "--no-start", "--budget", "-1"},
+	} {
+		a := &app{stdin: strings.NewReader(hookInput("/src/muse")), stdout: &bytes.Buffer{}, stderr: &bytes.Buffer{}}
+		if !a.fastHook(context.Background(), args) {
+			t.Errorf("%q went through cobra", args)
+		}
+		fast, slow := ctl(t, hookInput("/src/muse"), args...), viaCobra(hookInput("/src/muse"), args...)
+		if fast != slow || fast.code != 0 || !strings.Contains(fast.stdout, "additionalContext") {
+			t.Errorf("%q:\nfast  %+v\ncobra %+v", args, fast, slow)
+		}
+	}
+	for _, args := range [][]string{
+		{"hook"},
+		{"hook", "claude-code", "extra"},
+		{"hook", "vim"},
+		{"hook", "--help"},
+		{"hook", "claude-code", "-h"},
+		{"hook", "claude-code", "--budget", "0x10"},
+		{"hook", "claude-code", "--budget"},
+		{"hook", "claude-code", "--verbose=false"},
+		{"hook", "claude-code", "-vv"},
+		{"hook", "claude-code", "--nostart"},
+		{"hook", "--", "claude-code"},
+		{"--socket"},
+	} {
+		a := &app{stdin: strings.NewReader(hookInput("/src/muse")), stdout: &bytes.Buffer{}, stderr: &bytes.Buffer{}}
+		if a.fastHook(context.Background(), args) {
+			t.Errorf("%q did not go through cobra", args)
+		}
+		if fast, slow := ctl(t, hookInput("/src/muse"), args...), viaCobra(hookInput("/src/muse"), args...); fast != slow {
+			t.Errorf("%q:\nrun   %+v\ncobra %+v", args, fast, slow)
+		}
+	}
 }
 
 // TestHookStaysOutOfTheWay: whatever goes wrong, the hook exits 0 with

@@ -30,8 +30,17 @@ import (
 const socketEnv = "MEDALLION_SOCKET"
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	code := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
+	args := os.Args[1:]
+	ctx, stop := context.Background(), func() {}
+	// Ctrl-C or SIGTERM cancel the command's context, so that it stops
+	// cleanly. Not in the SessionStart hook: os/signal keeps a thread
+	// waiting for signals (a tenth of the hook's process besides the Go
+	// runtime), and the hook is bounded by its own 700 ms timeout; an agent
+	// that signals it gets what it asked for, a hook that printed nothing.
+	if commandName(args) != "hook" {
+		ctx, stop = signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	}
+	code := run(ctx, args, os.Stdin, os.Stdout, os.Stderr)
 	stop()
 	os.Exit(code)
 }
@@ -40,6 +49,15 @@ func main() {
 // code: 0 on success, 1 when the command failed, 2 on a usage error.
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	a := &app{stdin: stdin, stdout: stdout, stderr: stderr}
+	if commandName(args) == "hook" && a.fastHook(ctx, args) {
+		return 0
+	}
+	return a.runCobra(ctx, args)
+}
+
+// runCobra is run through the cobra command tree.
+func (a *app) runCobra(ctx context.Context, args []string) int {
+	stderr := a.stderr
 	root := a.rootCommand(commandName(args))
 	root.SetArgs(args)
 	cmd, err := root.ExecuteContextC(ctx)
@@ -100,10 +118,6 @@ func exactArgs(names ...string) cobra.PositionalArgs {
 // samples, more than its request to the daemon. Any other name (empty, "help", a typo to
 // suggest a correction for, cobra's completion commands) gets the whole tree.
 func (a *app) rootCommand(name string) *cobra.Command {
-	defaultSocket := os.Getenv(socketEnv)
-	if defaultSocket == "" {
-		defaultSocket = paths.Socket()
-	}
 	root := &cobra.Command{
 		Use:   "medallionctl",
 		Short: "Ask medalliond about the medallions it keeps",
@@ -152,7 +166,7 @@ command line that cannot be run as written.`,
 	root.SetOut(a.stdout)
 	root.SetErr(a.stderr)
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
-	root.PersistentFlags().StringVar(&a.socket, "socket", defaultSocket,
+	root.PersistentFlags().StringVar(&a.socket, "socket", defaultSocket(),
 		"`path` of medalliond's Unix socket ($"+socketEnv+" overrides the default)")
 	root.MarkPersistentFlagFilename("socket", "sock")
 
@@ -170,6 +184,14 @@ command line that cannot be run as written.`,
 		root.AddCommand(c.build())
 	}
 	return root
+}
+
+// defaultSocket is the socket when --socket is not given.
+func defaultSocket() string {
+	if s := os.Getenv(socketEnv); s != "" {
+		return s
+	}
+	return paths.Socket()
 }
 
 // namedCommand is a subcommand's name and its constructor.

@@ -71,12 +71,105 @@ func questions(qs []Question) []string {
 	return out
 }
 
+// longRules are the sentences of one prompt that restricts the work in
+// each: together they fill more than maxDirectives items.
+var longRules = []string{
+	"Never write to the generated config file by hand, it is rebuilt from the schema on every release build.",
+	"Don't add a new third-party dependency for this, the standard library has everything the parser needs.",
+	"Keep the public API of the parse package unchanged, two other teams import it from their services.",
+	"Avoid global state in the parser, the daemon runs one parser per watched folder at the same time.",
+	"Only touch files under internal/parse and its tests, the rest of the tree belongs to another change.",
+	"Do not skip the race detector when you run the tests, the last regression was a data race in the parser.",
+	"Never log the raw input lines, they can hold the user's secrets before redaction has run on them.",
+	"Always keep the error messages naming the file and the line, the users grep the daemon log for them.",
+}
+
 func TestExtract(t *testing.T) {
 	tests := []struct {
 		name  string
 		build func(b *builder)
 		check func(t *testing.T, it Items)
 	}{
+		{
+			// A prompt that spells out how the work must be done keeps
+			// every rule, past the cap on the requests of one prompt.
+			name: "every rule of a long prompt is kept",
+			build: func(b *builder) {
+				b.prompt(strings.Join(longRules, " "))
+			},
+			check: func(t *testing.T, it Items) {
+				all := strings.Join(texts(it.Invariants), " ")
+				for _, r := range longRules {
+					if !strings.Contains(all, r) {
+						t.Errorf("rule %q lost; invariants = %q", r, texts(it.Invariants))
+					}
+				}
+			},
+		},
+		{
+			// The prompt Claude Code writes for a plan approved into a
+			// cleared context is the agent's plan, not the user's rules:
+			// it is an approved plan, and its goal is a decision.
+			name: "an approved plan handed to a new context is no rule",
+			build: func(b *builder) {
+				b.add(transcript.Event{Kind: transcript.KindUserPrompt, Subtype: transcript.SubtypeApprovedPlan, Boilerplate: true,
+					Text: "Implement the following plan:\n\n# Plan: One source of truth for settings\n\n**Goal**: settings.toml becomes " +
+						"the only source of truth; the env file is generated from it.\n\n## Changes\n\n- Never edit .env by hand after this.\n"})
+			},
+			check: func(t *testing.T, it Items) {
+				if len(it.Invariants) != 0 {
+					t.Errorf("the plan became rules: %q", texts(it.Invariants))
+				}
+				var got []string
+				for _, d := range it.Decisions {
+					got = append(got, d.Statement+" — "+d.Rationale)
+				}
+				want := []string{"Approved plan: Plan: One source of truth for settings — user-approved plan",
+					"settings.toml becomes the only source of truth; the env file is generated from it. — user-approved plan"}
+				if !slices.Equal(got, want) {
+					t.Errorf("decisions = %q, want %q", got, want)
+				}
+			},
+		},
+		{
+			// The same check failing then passing with nothing done in
+			// between teaches nothing: no fix, and nothing left open.
+			name: "a rerun that passes is no fix",
+			build: func(b *builder) {
+				b.run("c1", "Bash", "mix dialyzer", nil, false, "lib/a.ex:3:pattern_match The pattern can never match the type.")
+				b.run("c2", "Bash", "mix dialyzer --format short", nil, true, "done (passed successfully)")
+			},
+			check: func(t *testing.T, it Items) {
+				if len(it.AvoidRepeating)+len(it.OpenQuestions) != 0 {
+					t.Errorf("avoid_repeating = %q, open = %q, want none", texts(it.AvoidRepeating), questions(it.OpenQuestions))
+				}
+			},
+		},
+		{
+			// A browser console or a server log pasted into a prompt is
+			// material, not the user's words; the user's own sentence
+			// around it still counts.
+			name: "a pasted console log decides nothing",
+			build: func(b *builder) {
+				b.prompt("The tree view breaks the page, switch it to the headless tree component.\n" +
+					"[App] Not an active job, trying database\n" +
+					"printWarning @ chunk-36jrqfj4.js:2338\n" +
+					"reconcileChildrenArray @ chunk-36jrqfj4.js:11570\n" +
+					"chunk-z33mq3ks.js:31200 Uncaught ContextError: useContext returned undefined for the provider\n" +
+					"    at chunk-z33mq3ks.js:35565:56\n" +
+					"…[70858 bytes elided]…\n")
+			},
+			check: func(t *testing.T, it Items) {
+				var got []string
+				for _, d := range it.Decisions {
+					got = append(got, d.Statement)
+				}
+				want := []string{"The tree view breaks the page, switch it to the headless tree component."}
+				if !slices.Equal(got, want) || len(it.Invariants) != 0 {
+					t.Errorf("decisions = %q, invariants = %q, want only %q", got, texts(it.Invariants), want)
+				}
+			},
+		},
 		{
 			name: "error then fix of the same command",
 			build: func(b *builder) {
@@ -542,6 +635,9 @@ func TestSignature(t *testing.T) {
 		// exception.
 		{"** (Mix) Could not start application otel: exited\n    ** (EXIT) an exception was raised:\n        ** (BadMapError) expected a map, got:\n\n    [exporter: {:stdout, []}]\n  (erts) :erlang.is_map_key/2",
 			"** (Mix) Could not start application otel: exited … ** (BadMapError) expected a map, got: [exporter: {:stdout, []}]"},
+		// A line that only points at a file says nothing of the failure.
+		{"  [chromium] › cart.spec.ts:3:1 › cart totals\n    Error Context: test-results/cart-totals/error-context.md",
+			"[chromium] › cart.spec.ts:3:1 › cart totals"},
 		{"Traceback (most recent call last):\n  File \"x.py\", line 3, in <module>\n    int(\"a\")\nValueError: invalid literal for int() with base 10: 'a'",
 			"ValueError: invalid literal for int() with base 10: 'a'"},
 	}

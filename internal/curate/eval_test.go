@@ -202,13 +202,15 @@ type scorerItem struct {
 }
 
 // firehose is the reference a curator has to beat: every genuine user
-// prompt and every failed tool result, whole, with no budget.
+// prompt and every failed tool result, whole, with no budget. A plan
+// approved into a cleared context counts as a prompt, as it did before
+// the adapter told it apart, so the reference does not move with Tier 0.
 func firehose(events []transcript.Event) []scorerItem {
 	var out []scorerItem
 	for i := range events {
 		e := &events[i]
 		switch {
-		case genuine(e):
+		case genuine(e) || e.Subtype == transcript.SubtypeApprovedPlan:
 			out = append(out, scorerItem{Kind: "constraint", Text: e.Text})
 		case e.Kind == transcript.KindToolResult && failed(e):
 			out = append(out, scorerItem{Kind: "fix", Text: e.Text})

@@ -1,6 +1,7 @@
 package curate
 
 import (
+	"regexp"
 	"strings"
 
 	"github.com/medallionhq/medallion/internal/transcript"
@@ -11,9 +12,10 @@ const (
 	// reportWords is the fewest words an assistant message needs to count
 	// as a report rather than an acknowledgement ("Done.").
 	reportWords = 12
-	// reportOpening is how many of the report's first sentences are kept:
-	// an agent opens its report with what it did.
-	reportOpening  = 2
+	// reportOpening is how many of the report's first sentences are kept,
+	// filler aside: an agent opens its report with what it did and what it
+	// left, which is where the next session starts.
+	reportOpening  = 4
 	maxReportLines = 6
 	maxReportLine  = 220
 )
@@ -37,17 +39,54 @@ func (x *extractor) report(it *Items) {
 			continue
 		}
 		var out []string
-		for j, s := range sentences(e.Text) {
+		opening := 0
+		for _, s := range sentences(e.Text) {
 			if len(out) == maxReportLines {
 				break
 			}
-			if j < reportOpening || hasChoiceCue(s) {
+			s = reportLine(s)
+			if s == "" || reportFiller.MatchString(strings.ToLower(s)) {
+				continue
+			}
+			if opening < reportOpening || hasChoiceCue(s) {
 				out = append(out, clip(s, maxReportLine))
 			}
+			opening++
+		}
+		if len(out) == 0 {
+			continue
 		}
 		it.Report = out
 		return
 	}
+}
+
+// reportFiller is a sentence of a report that tells the next session
+// nothing: an exclamation ("Perfect!"), the agent announcing its next step
+// ("Now let me write the summary.", "Now I have all the information
+// needed.") or a tag of a summary prompt ("<analysis>"). The opening of a
+// report is taken after these, so it says what was done.
+var reportFiller = regexp.MustCompile(`^(?:(?:perfect|great|excellent|good|done|all set|got it|ok(?:ay)?|sure|alright|awesome)\b[\s.!,:]*$|(?:now,? )?let me\b|(?:now,? )?i(?:'ll| will| have| can| need| understand| see)\b|</?[a-z_]+>$)`)
+
+// minReportLineWords is the fewest words a line of the report needs: "1.",
+// "✅" or "Changes made" head a list, they do not report.
+const minReportLineWords = 3
+
+// reportLabel is a label opening a report's sentence ("Summary: …", "What
+// was done: …"), left over once the markup is gone.
+var reportLabel = regexp.MustCompile(`^(?i:summary|what (?:was|i) (?:done|did|changed)|changes(?: made)?|result|status)\s*:\s*`)
+
+// reportLine is a sentence of a report as the summary keeps it: without
+// bold markup and a leading label; "" for a line that says nothing by
+// itself: the lead-in of a list ("It includes:"), a list number or a
+// heading, a harness directive ("::git-commit{…}").
+func reportLine(s string) string {
+	s = strings.TrimSpace(strings.NewReplacer("**", "", "__", "").Replace(s))
+	s = reportLabel.ReplaceAllString(s, "")
+	if strings.HasPrefix(s, "::") || strings.HasPrefix(s, "#") || strings.HasSuffix(s, ":") || len(strings.Fields(s)) < minReportLineWords {
+		return ""
+	}
+	return s
 }
 
 func hasChoiceCue(s string) bool {

@@ -19,9 +19,16 @@ func TestReport(t *testing.T) {
 			[]string{"Earlier I looked at the lexer and found three places that allocate per token.", long, "Done."},
 			[]string{long}},
 		{"opening sentences and stated choices, nothing else",
-			[]string{"Fixed the export. The count was off by one. It walks the list twice. " +
-				"I chose a map instead of a slice because lookups dominate. The docs are unchanged."},
-			[]string{"Fixed the export.", "The count was off by one.", "I chose a map instead of a slice because lookups dominate."}},
+			[]string{"Fixed the export. The count was off by one. It walks the list twice. The fix is in export.go. " +
+				"The docs are unchanged. I chose a map instead of a slice because lookups dominate. The CI job is green."},
+			[]string{"Fixed the export.", "The count was off by one.", "It walks the list twice.", "The fix is in export.go.",
+				"I chose a map instead of a slice because lookups dominate."}},
+		{"list heads, headings, labels and markup are no report lines",
+			[]string{"## What changed\nHere's what was done:\n1. **Summary:** Moved the parser into `internal/parse`.\n✅\n::git-commit{cwd=\"/repo\"}\nThe tests pass on both platforms now."},
+			[]string{"Moved the parser into `internal/parse`.", "The tests pass on both platforms now."}},
+		{"filler is no opening",
+			[]string{"Perfect! Now let me summarize.\n<analysis>\nThe importer skips empty rows now and the tests pass."},
+			[]string{"The importer skips empty rows now and the tests pass."}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var b builder

@@ -76,6 +76,9 @@ func informative(line string) bool {
 			return false
 		}
 	}
+	if pointer.MatchString(l) {
+		return false
+	}
 	n := 0
 	for _, w := range strings.Fields(l) {
 		if strings.IndexFunc(w, unicode.IsLetter) >= 0 {
@@ -84,6 +87,11 @@ func informative(line string) bool {
 	}
 	return n >= 2
 }
+
+// pointer is a line that only points at a file: a label and a path
+// ("Error Context: test-results/x/error-context.md", "Log: /tmp/run.log").
+// What failed is in the file, not in the line.
+var pointer = regexp.MustCompile(`^[\w -]{1,30}:\s*\S*[/\\]\S*$`)
 
 // exceptionLine is a line naming an exception by its class: "** (BadMapError)
 // expected a map", "ValueError: bad literal", "java.lang.IllegalStateException: x".

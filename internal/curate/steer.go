@@ -21,10 +21,15 @@ import (
 // user's own instruction list and pasted material (see act).
 
 // maxDirective bounds one item taken from a prompt; a longer prompt is
-// split at sentence ends into several items, at most maxDirectives.
+// split at sentence ends into several items, at most maxDirectives
+// requests and preferences and maxRules rules: a prompt that spells out
+// how the work must be done ("never X. keep Y. only Z.") restricts it in
+// each sentence, and a rule cut for count is a rule the next session
+// breaks, while a long request is mostly the task at hand.
 const (
 	maxDirective  = 280
 	maxDirectives = 3
+	maxRules      = 8
 	// minContentWords is how many subject words a sentence needs to be
 	// more than a reply.
 	minContentWords = 2
@@ -301,7 +306,8 @@ var hedgeCues = cues("maybe", "might", "perhaps", "possibly", "probably", "i gue
 
 // reports says whether a sentence is a status remark rather than a
 // directive: the user tells what they did, see or think ("I put everything
-// into one commit", "I can't get past the login screen"), with no
+// into one commit", "I can't get past the login screen", "still getting
+// 500 errors"), with no
 // directive cue ("I want", "I think we should"); or it hedges ("we might
 // want to improve this in future"). A leading clause is skipped for the
 // main one ("when I refresh the app, I still see the id").
@@ -321,8 +327,13 @@ func reports(ws []string) bool {
 		}
 		return false
 	}
-	return firstPerson[ws[0]]
+	return firstPerson[ws[0]] || experiences[ws[0]]
 }
+
+// experiences open a report whose subject, the user, is left out: "still
+// seeing the id in the top bar", "getting 500 errors on upload".
+var experiences = map[string]bool{"seeing": true, "getting": true, "noticing": true, "experiencing": true,
+	"hitting": true, "facing": true}
 
 // chatterOpeners open sentences about the user's state of mind, whatever
 // cue words follow ("I don't know why …").
@@ -398,7 +409,7 @@ func chunks(text string) []chunk {
 	kind := actDrop
 	lead := "" // the report right before the sentence at hand
 	flush := func() {
-		if cur.Len() > 0 && len(out) < maxDirectives {
+		if cur.Len() > 0 && taken(out, kind == actRule) < limitOf(kind) {
 			out = append(out, chunk{text: clip(cur.String(), maxDirective), act: kind})
 		}
 		cur.Reset()
@@ -433,6 +444,25 @@ func chunks(text string) []chunk {
 // offerCues open a sentence that asks the user or offers the next step.
 var offerCues = []string{"if you", "want me", "should i", "shall i", "let me know", "would you", "do you want",
 	"ready to", "paste ", "send me", "tell me"}
+
+// taken counts the chunks of out that are rules (rule) or not.
+func taken(out []chunk, rule bool) int {
+	n := 0
+	for _, c := range out {
+		if (c.act == actRule) == rule {
+			n++
+		}
+	}
+	return n
+}
+
+// limitOf is how many chunks of act one prompt gives.
+func limitOf(a act) int {
+	if a == actRule {
+		return maxRules
+	}
+	return maxDirectives
+}
 
 // lastQuestion reports the question or offer the agent ended the episode
 // on when the user has not answered it (no prompt came after it), as an
@@ -518,10 +548,16 @@ func stripImages(s string) string {
 var stepMarker = regexp.MustCompile(`^(?i:step\s*\d+[a-z]?\s*[:.)-]?|\d+[.)])\s+`)
 
 // Lines of pasted material, not the user's own words: a quote, a heading,
-// a table row, a markup tag, a stack frame or a log line, a label set in
-// emphasis (a review bot's "_⚠️ Potential issue_").
+// a table row, a markup tag, a stack frame ("at f (x.js:3)", a browser
+// console's "f @ x.js:3", "x.js:3 Warning: …") or a log line ("2026-01-02 …", "[App] …"), a
+// label set in emphasis (a review bot's "_⚠️ Potential issue_"), the mark
+// of text the adapter cut out of a long prompt.
 var (
-	pastedLine = regexp.MustCompile(`^(?:>|#{1,6}\s|\||</?[A-Za-z][\w-]*[^>]*>|at \S+ \(|at https?:|\[?\d{4}-\d\d-\d\d[T ]\d|\[\d\d:\d\d)`)
+	pastedLine = regexp.MustCompile(`^(?:>|#{1,6}\s|\||</?[A-Za-z][\w-]*[^>]*>|at \S+ \(|at https?:|at \S+:\d+|…\[\d+ bytes elided\]|\[?\d{4}-\d\d-\d\d[T ]\d|\[\d\d:\d\d|\[[A-Za-z][\w.-]*\] |\S+ @ \S+:\d+|\d*[\w.-]+\.[a-z]{1,4}:\d+ )`)
+	// sourceRef is a place in a source file ("chunk-36j.js:11570",
+	// "@ app.tsx:12:5"): a line with two of them is a pasted stack or
+	// console log, whatever words surround them.
+	sourceRef  = regexp.MustCompile(`[\w.-]+\.[a-z]{1,4}:\d+`)
 	emphasized = regexp.MustCompile(`^(?:\*\*|__|_)[^*_]+(?:\*\*|__|_)\W*$`)
 	// openTag is a markup tag alone on its line: what follows, to its
 	// closing tag, is pasted ("<details>", "<context>").
@@ -552,7 +588,7 @@ func userSentences(text string) []sentence {
 			closing = "</" + m[1] + ">"
 			continue
 		}
-		if t == "" || pastedLine.MatchString(t) || emphasized.MatchString(t) {
+		if t == "" || pastedLine.MatchString(t) || emphasized.MatchString(t) || len(sourceRef.FindAllStringIndex(t, 2)) == 2 {
 			continue
 		}
 		t = strings.TrimLeft(t, "-*+ \t")

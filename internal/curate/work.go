@@ -1,6 +1,8 @@
 package curate
 
 import (
+	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/medallionhq/medallion/internal/medallion"
@@ -51,7 +53,8 @@ func (x *extractor) todos(it *Items) {
 	}
 }
 
-// plans records plans the user approved (ExitPlanMode answered OK).
+// plans records plans the user approved: ExitPlanMode answered OK, or a
+// plan Claude Code hands to a cleared context as the first prompt.
 func (x *extractor) plans(it *Items) {
 	approved := map[string]string{} // tool call id → result id
 	for i := range x.ep.Events {
@@ -62,15 +65,22 @@ func (x *extractor) plans(it *Items) {
 	}
 	for i := range x.ep.Events {
 		e := &x.ep.Events[i].Event
-		if e.Kind != transcript.KindPlanUpdate || e.Subtype != transcript.SubtypePlan {
+		var evidence Evidence
+		switch {
+		case e.Kind == transcript.KindUserPrompt && e.Subtype == transcript.SubtypeApprovedPlan:
+			evidence = x.evidence(e.ID)
+		case e.Kind == transcript.KindPlanUpdate && e.Subtype == transcript.SubtypePlan && e.ToolCallID != "":
+			res, ok := approved[e.ToolCallID]
+			if !ok {
+				continue
+			}
+			evidence = x.evidence(e.ID, res)
+		default:
 			continue
 		}
-		res, ok := approved[e.ToolCallID]
-		if !ok || e.ToolCallID == "" {
-			continue
-		}
+		plan := strings.TrimPrefix(strings.TrimSpace(e.Text), planPreamble)
 		first := ""
-		for line := range strings.Lines(e.Text) {
+		for line := range strings.Lines(plan) {
 			if l := strings.TrimSpace(strings.TrimLeft(strings.TrimSpace(line), "#*-> ")); l != "" {
 				first = l
 				break
@@ -83,10 +93,51 @@ func (x *extractor) plans(it *Items) {
 			Statement:  clip("Approved plan: "+first, maxStatement),
 			Rationale:  rationaleApprovedPlan,
 			Confidence: confidencePlan,
-			Evidence:   x.evidence(e.ID, res),
+			Evidence:   evidence,
 		})
+		for _, c := range planChoices(plan) {
+			it.Decisions = append(it.Decisions, Decision{
+				Statement: clip(c, maxStatement), Rationale: rationaleApprovedPlan,
+				Confidence: confidencePlan, Evidence: evidence,
+			})
+		}
 	}
 }
+
+// planGoal is a plan's line that names what it settles ("Goal: …",
+// "Approach: …"), the line a reader of the plan keeps.
+var planGoal = regexp.MustCompile(`^(?i:goal|approach|decision|solution|strategy|key decision)s?:\s*(.{20,})`)
+
+// maxPlanChoices bounds the choices taken from one approved plan.
+const maxPlanChoices = 3
+
+// planChoices are the sentences of an approved plan that state a choice
+// ("use X instead of Y", "store it in Z"), strongest first: the user
+// agreed to them, so the next session must not reopen them. The plan's
+// markup (bold, code ticks stay) is taken off first.
+func planChoices(plan string) []string {
+	type cand struct {
+		text   string
+		weight int
+	}
+	var cs []cand
+	for _, s := range sentences(strings.ReplaceAll(plan, "**", "")) {
+		if m := planGoal.FindStringSubmatch(s); m != nil {
+			cs = append(cs, cand{m[1], 4})
+		} else if w := choiceWeight(s); w > 0 {
+			cs = append(cs, cand{s, w})
+		}
+	}
+	slices.SortStableFunc(cs, func(a, b cand) int { return b.weight - a.weight })
+	var out []string
+	for _, c := range cs[:min(len(cs), maxPlanChoices)] {
+		out = append(out, c.text)
+	}
+	return out
+}
+
+// planPreamble opens the prompt of a plan approved into a cleared context.
+const planPreamble = "Implement the following plan:"
 
 // maxCompaction bounds the compaction gist in the summary.
 const maxCompaction = 480

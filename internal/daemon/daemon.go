@@ -188,6 +188,7 @@ func Run(ctx context.Context, cfg *config.Config, logger hclog.Logger, opts ...O
 		LLM:         ing.llmStatus(),
 		LLMCheck:    ing.llmCheck(),
 		Search:      ix,
+		WatchWrites: st.WatchWrites,
 	})
 	// Logged before serving so that anyone who got an answer from the
 	// socket can find this line in the log.

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bytes"
 	"net/http"
 	"net/url"
 	"path/filepath"
@@ -71,6 +72,11 @@ func (s *Server) load(r *http.Request) (any, error) {
 		format = v
 	}
 
+	key := loadKey(scope, limit, budget, format)
+	cached, writes := s.loads.get(key)
+	if cached != nil {
+		return encodedJSON(cached), nil
+	}
 	var ms []*medallion.Medallion
 	if len(scope.GraphNodes) > 0 || len(scope.Tags) > 0 {
 		// Stale and superseded medallions are not the current state; ask
@@ -98,7 +104,15 @@ func (s *Server) load(r *http.Request) (any, error) {
 	if resp.Cut == nil {
 		resp.Cut = []string{}
 	}
-	return resp, nil
+	if s.loads == nil {
+		return resp, nil
+	}
+	var body bytes.Buffer
+	if err := jsonEncode(&body, resp); err != nil {
+		return nil, err
+	}
+	s.loads.put(key, scope, body.Bytes(), writes)
+	return encodedJSON(body.Bytes()), nil
 }
 
 // intParam reads an optional whole-number parameter from 1 to hi.

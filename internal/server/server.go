@@ -15,6 +15,7 @@ import (
 	"net/http"
 	"os"
 	"runtime/debug"
+	"strconv"
 	"strings"
 	"time"
 
@@ -88,6 +89,12 @@ type Config struct {
 	// scope for GET /v1/load?cwd=; nil answers such loads with 400 "this
 	// daemon cannot resolve --cwd".
 	ScopeForCWD func(cwd string) []string
+	// WatchWrites, when set, registers a function the store calls with
+	// every medallion version it writes, before the write returns
+	// (store.Badger.WatchWrites). With it, GET /v1/load keeps its answers
+	// until a version in their scope is written (loadcache.go); without
+	// it, every load is rendered anew.
+	WatchWrites func(fn func(prev, cur *medallion.Medallion))
 
 	// ReviewMode is how GET /v1/load shows the items a model wrote that
 	// nobody has reviewed: "auto" marks them, "required" leaves them out,
@@ -112,10 +119,11 @@ type Config struct {
 
 // Server is the local API server.
 type Server struct {
-	cfg  Config
-	log  hclog.Logger
-	mux  *http.ServeMux
-	http *http.Server
+	cfg   Config
+	log   hclog.Logger
+	mux   *http.ServeMux
+	http  *http.Server
+	loads *loadCache // nil without Config.WatchWrites
 }
 
 // New returns a server for cfg; call Serve to start answering.
@@ -133,6 +141,10 @@ func New(cfg Config) *Server {
 		cfg.ReviewMode = render.ReviewAuto
 	}
 	s := &Server{cfg: cfg, log: cfg.Logger.Named("api")}
+	if cfg.WatchWrites != nil {
+		s.loads = newLoadCache()
+		cfg.WatchWrites(s.loads.written)
+	}
 	s.mux = s.routes()
 	s.http = &http.Server{
 		Handler:           s,
@@ -353,11 +365,29 @@ func (s *Server) writeJSON(w http.ResponseWriter, status int, body any) {
 	// Belt and braces against a browser ever rendering a response.
 	h.Set("X-Content-Type-Options", "nosniff")
 	h.Set("Cache-Control", "no-store")
+	if b, ok := body.(encodedJSON); ok {
+		// Whole, with its length, and flushed at once: net/http sends a
+		// body it does not know the length of in chunks, the first as its
+		// 4 KiB buffer fills and the rest after the handler returns, and
+		// a client that wakes to the first then waits again for the rest
+		// (the hook did, for a save file of 6 KB).
+		h.Set("Content-Length", strconv.Itoa(len(b)))
+		w.WriteHeader(status)
+		if _, err := w.Write(b); err != nil {
+			s.log.Debug("write response", "error", err)
+			return
+		}
+		_ = http.NewResponseController(w).Flush()
+		return
+	}
 	w.WriteHeader(status)
 	if err := jsonEncode(w, body); err != nil {
 		s.log.Debug("write response", "error", err)
 	}
 }
+
+// encodedJSON is a response body already encoded by jsonEncode.
+type encodedJSON []byte
 
 // recorder remembers the status and error message for the request log.
 type recorder struct {

@@ -97,6 +97,9 @@ func startStore(t *testing.T, opts store.Options, configure func(*Config, *store
 		Socket:    sock,
 		StartedAt: time.Now().Add(-time.Hour),
 		DiskUsage: func() int64 { return testDiskUsage },
+		// As the daemon wires it: every test that writes and then loads
+		// also checks that a kept load never outlives a write.
+		WatchWrites: st.WatchWrites,
 	}
 	if configure != nil {
 		configure(&cfg, st)

@@ -107,6 +107,9 @@ type Badger struct {
 	counters counters
 	// indexer indexes every version written (index.go); nil: none.
 	indexer atomic.Pointer[indexerBox]
+	// watchers hear of every version written once its transaction has
+	// ended (index.go, WatchWrites).
+	watchers atomic.Pointer[[]func(prev, cur *medallion.Medallion)]
 
 	// mu makes Close wait for calls in flight and turns later calls
 	// into errClosed instead of a Badger panic.

@@ -37,14 +37,47 @@ func (b *Badger) SetIndexer(ix Indexer) {
 	b.indexer.Store(&indexerBox{ix})
 }
 
+// WatchWrites makes fn hear of every medallion version the store writes
+// from now on (Create, Update, Import), after the transaction that wrote
+// it has ended, and before the write returns to its caller: whoever keeps
+// something derived from the medallions (the server's rendered loads)
+// drops it there. fn also hears of versions whose transaction failed; it
+// must be quick and must not write to the store.
+func (b *Badger) WatchWrites(fn func(prev, cur *medallion.Medallion)) {
+	for {
+		old := b.watchers.Load()
+		var fns []func(prev, cur *medallion.Medallion)
+		if old != nil {
+			fns = append(fns, *old...)
+		}
+		fns = append(fns, fn)
+		if b.watchers.CompareAndSwap(old, &fns) {
+			return
+		}
+	}
+}
+
 // indexWrite runs one write transaction whose fn may index versions with
 // the index function it is given, and calls their committed functions
-// after a successful commit. A retried transaction starts afresh.
+// after a successful commit. A retried transaction starts afresh. Every
+// version written goes through index, so the watchers hear of each one
+// here (WatchWrites).
 func (b *Badger) indexWrite(fn func(txn *badger.Txn, index func(prev, cur *medallion.Medallion) error) error) error {
 	var after []func()
+	var written [][2]*medallion.Medallion
+	if w := b.watchers.Load(); w != nil {
+		defer func() {
+			for _, v := range written {
+				for _, f := range *w {
+					f(v[0], v[1])
+				}
+			}
+		}()
+	}
 	err := b.db.Update(func(txn *badger.Txn) error {
 		after = after[:0]
 		return fn(txn, func(prev, cur *medallion.Medallion) error {
+			written = append(written, [2]*medallion.Medallion{prev, cur})
 			box := b.indexer.Load()
 			if box == nil {
 				return nil

@@ -125,6 +125,7 @@ type ccRecord struct {
 	IsMeta            bool
 	IsCompactSummary  bool
 	IsAPIErrorMessage bool
+	ApprovedPlan      bool // a non-empty planContent
 	CWD               string
 	GitBranch         string
 	Timestamp         string
@@ -168,6 +169,9 @@ func (r *ccRecord) decode(raw []byte) error {
 			r.IsCompactSummary = jsonTrue(v)
 		case "isApiErrorMessage":
 			r.IsAPIErrorMessage = jsonTrue(v)
+		case "planContent":
+			r.ApprovedPlan = len(v) > 2 && v[0] == '"'
+
 		case "cwd":
 			r.CWD = jsonString(v)
 		case "gitBranch":
@@ -542,6 +546,8 @@ func (p *ClaudeCode) userText(out []Event, r *ccRecord, text string, pos Positio
 	default:
 		if sub := claudeBoilerplate(text); sub != "" {
 			e.Subtype, e.Boilerplate = sub, true
+		} else if r.ApprovedPlan {
+			e.Subtype, e.Boilerplate = SubtypeApprovedPlan, true
 		} else if !r.IsMeta && len(p.queued) > 0 && p.delivered(text) {
 			p.skip(pos, "duplicate:queued")
 			return out

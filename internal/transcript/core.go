@@ -42,7 +42,9 @@ func (c *core) bound(e *Event, text string) {
 	max := c.opts.MaxText
 	switch e.Kind {
 	case KindUserPrompt, KindAssistantMessage, KindCompactionSummary, KindPlanUpdate:
-		if !e.Boilerplate {
+		if !e.Boilerplate || e.Subtype == SubtypeApprovedPlan {
+			// An approved plan is the agent's words, flagged as not the
+			// user's, but a plan all the same.
 			max = c.opts.MaxMessageText
 		}
 	}

@@ -67,6 +67,12 @@ const (
 	// SubtypeSubagentPrompt marks the prompt a parent agent gave a subagent:
 	// user-role text that no human typed.
 	SubtypeSubagentPrompt = "subagent_prompt"
+	// SubtypeApprovedPlan marks the user_prompt Claude Code writes when the
+	// user approves a plan and starts on it with a cleared context
+	// ("Implement the following plan: …", with the record's planContent): the
+	// text is the agent's plan, not the user's words, so it is flagged as
+	// boilerplate; the approval is what it says of the user.
+	SubtypeApprovedPlan = "approved_plan"
 )
 
 // The agent names adapters put in Event.Agent.

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 )
 
 // Gemini reads Gemini CLI chat recordings, in both formats Gemini CLI has
@@ -542,13 +543,16 @@ func gmToolOutput(raw json.RawMessage) (output, errText string) {
 	return output, strings.Join(errs, "\n")
 }
 
-var exitCodeLine = regexp.MustCompile(`(?m)^\[?Exit Code: (-?\d+)`)
+// Compiled on first use, not at init: every process that links this package
+// (medallionctl, through internal/episode, and its SessionStart hook) would
+// otherwise compile both at start, 6-7 % of the hook's whole process.
+var exitCodeLine = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?m)^\[?Exit Code: (-?\d+)`) })
 
 // gmExitCode reads a shell command's exit code from its output: an
 // "Exit Code: N" line (every run before 0.5x; since then only a failing
 // one), else 0 for a shell output that has its "Output:" section.
 func gmExitCode(text, tool string) (int, bool) {
-	if m := exitCodeLine.FindStringSubmatch(text); m != nil {
+	if m := exitCodeLine().FindStringSubmatch(text); m != nil {
 		return parseExitCode(m[1])
 	}
 	if tool == "run_shell_command" && (strings.HasPrefix(text, "Output: ") || strings.Contains(text, "\nOutput: ")) {
@@ -575,12 +579,14 @@ func gmTodos(args json.RawMessage) []Todo {
 	return todos
 }
 
-var workspaceDirLine = regexp.MustCompile(`\*\*Workspace Directories:\*\*\n\s*- (/[^\n]*)`)
+var workspaceDirLine = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`\*\*Workspace Directories:\*\*\n\s*- (/[^\n]*)`)
+})
 
 // workspaceDirs reads the workspace folders a <session_context> message
 // lists, the last way to a session's cwd.
 func workspaceDirs(text string) []string {
-	if m := workspaceDirLine.FindStringSubmatch(text); m != nil {
+	if m := workspaceDirLine().FindStringSubmatch(text); m != nil {
 		return []string{strings.TrimSpace(m[1])}
 	}
 	return nil

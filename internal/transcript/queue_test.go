@@ -1,6 +1,10 @@
 package transcript
 
-import "testing"
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+)
 
 // TestClaudeCodeQueued checks that prompts typed while the agent was busy
 // are the user's words once: the enqueue is the prompt, a later delivery of
@@ -63,5 +67,34 @@ func TestClaudeCodeQueued(t *testing.T) {
 				t.Errorf("duplicate:queued %d, want %d", n, tc.dups)
 			}
 		})
+	}
+}
+
+// TestClaudeCodeApprovedPlan checks that the prompt Claude Code writes when
+// the user approves a plan into a cleared context (a user record with
+// planContent) is flagged as the agent's plan, not the user's words, and
+// keeps the whole plan up to the bound of a message.
+func TestClaudeCodeApprovedPlan(t *testing.T) {
+	plan := "# Plan: one source of truth\n\n" + strings.Repeat("- step with enough words to make the plan long\n", 200)
+	text, _ := json.Marshal("Implement the following plan:\n\n" + plan)
+	pc, _ := json.Marshal(plan)
+	line := `{"type":"user","uuid":"u1","sessionId":"s1","message":{"role":"user","content":` + string(text) +
+		`},"planContent":` + string(pc) + `}`
+	p := NewClaudeCode(Options{})
+	evs := p.ParseLine([]byte(line), Position{File: "f", Path: "/p/s1.jsonl"})
+	if len(evs) != 1 {
+		t.Fatalf("events %+v", evs)
+	}
+	e := evs[0]
+	if e.Kind != KindUserPrompt || e.Subtype != SubtypeApprovedPlan || !e.Boilerplate {
+		t.Errorf("kind %s subtype %q boilerplate %v, want an approved plan flagged as boilerplate", e.Kind, e.Subtype, e.Boilerplate)
+	}
+	if len(e.Text) <= DefaultMaxText {
+		t.Errorf("plan text cut to %d bytes, want the message bound (%d)", len(e.Text), DefaultMaxMessageText)
+	}
+	// The same prompt without planContent is the user's.
+	line = `{"type":"user","uuid":"u2","sessionId":"s1","message":{"role":"user","content":` + string(text) + `}}`
+	if e := p.ParseLine([]byte(line), Position{File: "f", Path: "/p/s1.jsonl", Offset: 100})[0]; e.Boilerplate {
+		t.Errorf("a prompt without planContent flagged %q", e.Subtype)
 	}
 }
