@@ -595,8 +595,12 @@ func (p *Pipeline) process(stop, work context.Context, watch, path string) {
 	}
 	if p.inflight != nil && p.inflight.b.f == f {
 		// Its last batch is being committed: what follows starts from
-		// the state that commit leaves.
+		// the state that commit leaves, and waits out its back-off if
+		// the commit failed.
 		p.settle()
+		if _, waiting := p.retries[key]; waiting {
+			return
+		}
 	}
 	if old, ok := p.paths[path]; ok && old != key {
 		// Another file now has this path: the old one was replaced or
