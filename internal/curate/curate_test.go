@@ -406,6 +406,9 @@ func TestExtract(t *testing.T) {
 				b.run("c2", "Read", "", []string{"/repo/internal/store/badger.go"}, true, "")
 				b.run("c3", "Edit", "", []string{"/repo/internal/curate/apply.go"}, true, "")
 				b.run("c4", "Read", "", []string{"/repo/README.md"}, true, "")
+				// Where a search looked is no entry point.
+				b.run("c5", "Grep", "", []string{"/repo/lib"}, true, "")
+				b.run("c6", "Glob", "", []string{"/repo"}, true, "")
 			},
 			check: func(t *testing.T, it Items) {
 				got := []string{}

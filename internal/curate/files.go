@@ -56,9 +56,14 @@ func (x *extractor) files(it *Items) {
 			continue
 		}
 		edits := episode.EditsFiles(e.Tool)
+		if searches(e.Tool) {
+			// A search's path is the folder it looked in, not a file
+			// the work went through.
+			continue
+		}
 		for _, p := range e.FilePaths {
 			r := x.rel(e, p)
-			if filepath.IsAbs(r) && x.cwd() != "" || artefact(r) {
+			if r == "." || filepath.IsAbs(r) && x.cwd() != "" || artefact(r) {
 				// Outside the working directory (a plan in the user's
 				// home, a sibling checkout), or what a run left behind:
 				// no part of this scope's code.
@@ -144,4 +149,13 @@ func artefact(p string) bool {
 		return true
 	}
 	return false
+}
+
+// searches reports a tool that looks for files or text (Grep, Glob, LS,
+// Gemini's search_file_content and list_directory): its paths are where it
+// looked.
+func searches(tool string) bool {
+	t := strings.ToLower(tool)
+	return t == "ls" || strings.Contains(t, "grep") || strings.Contains(t, "glob") ||
+		strings.Contains(t, "search_file") || strings.Contains(t, "list_dir")
 }
