@@ -84,20 +84,7 @@ func TestCommitsOverlapFiles(t *testing.T) {
 // back-off instead of being read again at once, and the retry stores
 // everything exactly once.
 func TestNoticeDuringFailedCommit(t *testing.T) {
-	st := &flaky{EpisodeStore: openStore(t)}
-	st.fail.Store(1)
-	dir := t.TempDir()
-	path := filepath.Join(dir, "s.jsonl")
-	gen := fixture.NewClaude("99999999-0000-4000-8000-000000000002", dir, 5)
-	for range 3 {
-		for _, l := range gen.Turn() {
-			appendFile(t, path, l)
-		}
-	}
-	p, err := New(st, Options{Watches: []Watch{{Name: "w", Format: "claude-code"}}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	st, path, p := failingPipeline(t, 1, "99999999-0000-4000-8000-000000000002", 5)
 	ctx := context.Background()
 	p.process(ctx, ctx, "w", path) // dispatched; the commit fails
 	p.process(ctx, ctx, "w", path) // a second notice meanwhile
