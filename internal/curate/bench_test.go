@@ -12,9 +12,12 @@ import (
 // session: prompts with rules, reads and edits across a few packages,
 // failing and passing test runs, a blocking hook, todo updates and the
 // agent's narration.
-func realisticEpisode() *builder {
+func realisticEpisode() *builder { return realisticEpisodeOf(1000) }
+
+// realisticEpisodeOf is realisticEpisode with n events.
+func realisticEpisodeOf(n int) *builder {
 	var b builder
-	for i := 0; len(b.events) < 1000; i++ {
+	for i := 0; len(b.events) < n; i++ {
 		pkg := fmt.Sprintf("/repo/internal/pkg%d", i%7)
 		switch i % 10 {
 		case 0:
@@ -44,8 +47,23 @@ func realisticEpisode() *builder {
 			b.say("Fixed: the test sorted the keys. Want me to look at the next package?")
 		}
 	}
-	b.events = b.events[:1000]
+	b.events = b.events[:n]
 	return &b
+}
+
+// BenchmarkExtractLength measures Tier 0's extraction as an episode grows
+// (a backfill checkpoints whole files at once): its cost per event should
+// not grow with the episode's length.
+func BenchmarkExtractLength(b *testing.B) {
+	for _, n := range []int{1000, 4000, 16000} {
+		ep := realisticEpisodeOf(n).episode()
+		b.Run(fmt.Sprintf("events=%d", n), func(b *testing.B) {
+			for b.Loop() {
+				Extract(ep)
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(n), "ns/event")
+		})
+	}
 }
 
 // BenchmarkCurate measures Tier 0 curation of a 1,000-event episode:

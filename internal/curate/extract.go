@@ -197,6 +197,9 @@ type extractor struct {
 	// scan plus the findings patterns) would otherwise run O(failures ×
 	// events) times on a long episode.
 	textFailures []int8 // 0 unknown, 1 yes, -1 no
+	// firstEdit is 1 + the index of the episode's first file edit (past
+	// the end when none); 0 until editedBefore looks.
+	firstEdit int
 }
 
 // textFailed is textFailure of event i, computed once.

@@ -59,7 +59,16 @@ func (x *extractor) errors(it *Items) {
 	var order []string // keys in order of their latest failure
 	var hooks []openError
 	lastSuccess := -1
-	successes := map[string]int{} // subject → index in it.Successes
+	// The latest success of each subject, in order of the first: its
+	// remedy walks the episode from its start, so it is worked out once
+	// per subject after the walk, not at every success (which made a long
+	// episode quadratic).
+	type success struct {
+		index int
+		call  *transcript.Event
+	}
+	successes := map[string]success{}
+	var subjects []string
 	// tries counts the identical failures of each call in a row: the
 	// same attempt failing the same way again is a dead end to record.
 	tries := map[string]repeat{}
@@ -108,7 +117,7 @@ func (x *extractor) errors(it *Items) {
 				order = slices.DeleteFunc(order, func(o string) bool { return o == k })
 				x.fixedPast(it, oe, i, c, e)
 			}
-			if sub := blockedKey(subject(c)); !slices.ContainsFunc(it.Moved, func(m Moved) bool { return m.Subject == sub }) && x.changedBetween(-1, i) {
+			if sub := blockedKey(subject(c)); !slices.ContainsFunc(it.Moved, func(m Moved) bool { return m.Subject == sub }) && x.editedBefore(i) {
 				it.Moved = append(it.Moved, Moved{
 					Subject: sub, Signature: sig, Evidence: x.evidence(e.ID),
 					Remedy: strings.TrimSuffix(x.remedy(-1, i, c), " succeeds") + " gets past it",
@@ -129,15 +138,11 @@ func (x *extractor) errors(it *Items) {
 		case succeeded(e):
 			lastSuccess = i
 			delete(tries, key)
-			remedy := x.remedy(-1, i, c)
 			sub := blockedKey(subject(c))
-			s := Success{Subject: sub, Remedy: remedy, Evidence: x.evidence(e.ID)}
-			if k, ok := successes[sub]; ok {
-				it.Successes[k] = s
-			} else {
-				successes[sub] = len(it.Successes)
-				it.Successes = append(it.Successes, s)
+			if _, ok := successes[sub]; !ok {
+				subjects = append(subjects, sub)
 			}
+			successes[sub] = success{index: i, call: c}
 			// A hook that did not object again is fixed by what led
 			// here, once a real command (not a read) succeeds.
 			if c.Command != "" {
@@ -187,6 +192,11 @@ func (x *extractor) errors(it *Items) {
 			Evidence:  x.evidence(h.event.ID),
 		})
 	}
+	for _, sub := range subjects {
+		s := successes[sub]
+		it.Successes = append(it.Successes, Success{Subject: sub, Remedy: x.remedy(-1, s.index, s.call),
+			Evidence: x.evidence(x.ep.Events[s.index].Event.ID)})
+	}
 	if lastSuccess >= 0 && len(hooks) == 0 {
 		// Work after the episode's last hook objection: what a hook
 		// left open by an earlier checkpoint was fixed by.
@@ -225,6 +235,21 @@ func (x *extractor) fixed(it *Items, oe openError, i int, c, success *transcript
 // subcommand) with the same tool.
 func sameCheck(a, b *transcript.Event) bool {
 	return a.Command != "" && b.Command != "" && a.Tool == b.Tool && commandKey(a.Command) == commandKey(b.Command)
+}
+
+// editedBefore reports whether a file was edited before event i: the
+// episode's first edit is found once.
+func (x *extractor) editedBefore(i int) bool {
+	if x.firstEdit == 0 {
+		x.firstEdit = len(x.ep.Events) + 1
+		for j := range x.ep.Events {
+			if e := &x.ep.Events[j].Event; e.Kind == transcript.KindToolCall && episode.EditsFiles(e.Tool) {
+				x.firstEdit = j + 1
+				break
+			}
+		}
+	}
+	return x.firstEdit-1 < i
 }
 
 // changedBetween reports whether a file was edited between events from and

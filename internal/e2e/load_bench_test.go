@@ -75,11 +75,11 @@ func BenchmarkCtlLoad(b *testing.B) {
 
 // runHook runs `medallionctl hook claude-code` with the SessionStart input
 // of a session in cwd and returns its stdout.
-func runHook(b *testing.B, ctl, sock, cwd string) []byte {
+func runHook(b *testing.B, ctl, sock, cwd string, flags ...string) []byte {
 	b.Helper()
 	in, _ := json.Marshal(map[string]string{"session_id": "bench", "transcript_path": "/tmp/t.jsonl",
 		"cwd": cwd, "hook_event_name": "SessionStart", "source": "startup"})
-	cmd := exec.Command(ctl, "--socket", sock, "hook", "claude-code")
+	cmd := exec.Command(ctl, append([]string{"--socket", sock, "hook", "claude-code"}, flags...)...)
 	cmd.Stdin = bytes.NewReader(in)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
@@ -126,7 +126,10 @@ func BenchmarkHookDown(b *testing.B) {
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		start := time.Now()
-		if out := runHook(b, ctl, sock, dir); len(out) != 0 {
+		// --no-start: the hook would start medalliond for the next
+		// sessions (on the user's own data directory), and every run
+		// after the first would then find it up.
+		if out := runHook(b, ctl, sock, dir, "--no-start"); len(out) != 0 {
 			b.Fatalf("hook printed %q with the daemon down", out)
 		}
 		lat = append(lat, time.Since(start))

@@ -156,9 +156,10 @@ type Options struct {
 	// QuietTail is how long an unterminated last line must stay unchanged
 	// to be ingested as complete (DefaultQuietTail when 0).
 	QuietTail time.Duration
-	// OnIngest, when set, is called on the pipeline's goroutine after each
-	// committed batch with what the store reported and the batch's events;
-	// it must return quickly (the checkpoint manager's Observe does).
+	// OnIngest, when set, is called after each committed batch with what
+	// the store reported and the batch's events, by one goroutine at a
+	// time and in commit order (not always Run's: see dispatch); it must
+	// return quickly (the checkpoint manager's Observe does).
 	OnIngest func(store.IngestResult, []transcript.Event)
 	// Paused, when set, is asked before each notice and each round of
 	// retries: while it reports true (the store's disk is full) the
@@ -204,6 +205,9 @@ type Pipeline struct {
 	retries map[string]time.Time
 	tails   map[string]time.Time // files with an unterminated tail to look at
 	backoff map[string]time.Duration
+	// inflight is the batch being committed by its own goroutine while
+	// this one reads the next file (see dispatch); nil when none is.
+	inflight *job
 
 	// Figures for Status.
 	bytes, lines, events, duplicates, redactions atomic.Int64
@@ -239,6 +243,9 @@ type file struct {
 	contrib int64
 	// read is when the file was last read to its end (see idle.go).
 	read time.Time
+	// split, when positive, is how many lines the next read may take: an
+	// asynchronous commit found its batch too large (see finish).
+	split int
 }
 
 // New returns a pipeline storing into st.
@@ -366,8 +373,10 @@ func (p *Pipeline) Run(ctx context.Context) error {
 	work := context.WithoutCancel(ctx)
 	timer := time.NewTimer(time.Hour)
 	defer timer.Stop()
+	defer p.settle() // the batch being stored when ctx ends is finished
 	for {
 		if p.paused() {
+			p.settle()
 			select {
 			case <-ctx.Done():
 				return nil
@@ -375,17 +384,7 @@ func (p *Pipeline) Run(ctx context.Context) error {
 			}
 			continue
 		}
-		for ctx.Err() == nil && !p.paused() {
-			n, ok := p.dequeue()
-			if !ok {
-				break
-			}
-			if n.gone {
-				p.goneNotice(n)
-			} else {
-				p.process(ctx, work, n.watch, n.path)
-			}
-		}
+		p.drain(ctx, work)
 		if ctx.Err() != nil {
 			return nil
 		}
@@ -405,6 +404,24 @@ func (p *Pipeline) Run(ctx context.Context) error {
 			return nil
 		case <-p.wake:
 		case <-timer.C:
+		}
+	}
+}
+
+// drain processes the queued notices until none is left and no commit is
+// in flight, ctx ends or the pipeline is paused.
+func (p *Pipeline) drain(ctx, work context.Context) {
+	for ctx.Err() == nil && !p.paused() {
+		n, ok := p.dequeue()
+		switch {
+		case !ok && p.inflight == nil:
+			return
+		case !ok:
+			p.settle() // its file may have more to read
+		case n.gone:
+			p.goneNotice(n)
+		default:
+			p.process(ctx, work, n.watch, n.path)
 		}
 	}
 }
@@ -449,6 +466,7 @@ func (p *Pipeline) load(ctx context.Context) error {
 
 // due runs the checks and retries whose time has come.
 func (p *Pipeline) due(ctx context.Context) {
+	p.settle() // the checks below look at file states
 	now := p.now()
 	p.sweepParsers(now)
 	for key, at := range p.checks {
@@ -537,7 +555,10 @@ func (p *Pipeline) forget(ctx context.Context, key string, f *file, why string) 
 
 // process reads what is new in one file and stores it, batch by batch,
 // with work as the store calls' context. When stop ends between two
-// batches, the path goes back in the queue for the next run.
+// batches, the path goes back in the queue for the next run. A batch
+// whose commit is dispatched ends the call: the file goes back in the
+// queue when it has more to read (see finish), after the files waiting
+// there, so that reading one file overlaps storing another.
 func (p *Pipeline) process(stop, work context.Context, watch, path string) {
 	w, ok := p.watches[watch]
 	if !ok {
@@ -572,6 +593,15 @@ func (p *Pipeline) process(stop, work context.Context, watch, path string) {
 		p.files[key] = f
 		p.tracked.Add(1)
 	}
+	if p.inflight != nil && p.inflight.b.f == f {
+		// Its last batch is being committed: what follows starts from
+		// the state that commit leaves, and waits out its back-off if
+		// the commit failed.
+		p.settle()
+		if _, waiting := p.retries[key]; waiting {
+			return
+		}
+	}
 	if old, ok := p.paths[path]; ok && old != key {
 		// Another file now has this path: the old one was replaced or
 		// renamed away. Check it once the watcher had time to report
@@ -594,28 +624,93 @@ func (p *Pipeline) process(stop, work context.Context, watch, path string) {
 		return // nothing new; a rewrite to the very same size shows at the next append
 	}
 	for {
-		more, err := p.batch(work, w, f)
-		if err != nil {
+		more, async, err := p.batch(work, w, f, true)
+		switch {
+		case async:
+			return // finish does the rest once the commit is done
+		case err != nil:
 			p.retryLater(key, f, err)
 			return
-		}
-		if !more {
-			delete(p.backoff, key)
-			if f.state.Offset < f.state.Size {
-				// An unterminated last line: look again once it had
-				// time to be finished.
-				p.tails[key] = p.now().Add(p.opts.QuietTail)
-			} else {
-				delete(p.tails, key)
-				p.readToEnd(f)
-			}
+		case !more:
+			p.readAll(key, f)
 			return
-		}
-		if stop.Err() != nil {
+		case stop.Err() != nil:
 			p.enqueue(notice{watch: watch, path: f.state.Path})
 			return
 		}
 	}
+}
+
+// readAll notes that f was read as far as it can be for now.
+func (p *Pipeline) readAll(key string, f *file) {
+	delete(p.backoff, key)
+	if f.state.Offset < f.state.Size {
+		// An unterminated last line: look again once it had time to be
+		// finished.
+		p.tails[key] = p.now().Add(p.opts.QuietTail)
+	} else {
+		delete(p.tails, key)
+		p.readToEnd(f)
+	}
+}
+
+// job is a batch committed on its own goroutine (see dispatch).
+type job struct {
+	key   string
+	b     *pending
+	bytes int64 // what the batch consumed of the file
+	more  bool  // the file has more to read after it
+	done  chan error
+}
+
+// dispatch commits a batch of f on a goroutine of its own, so that reading
+// and parsing the next file overlaps redacting and storing this one (issue
+// 12: a backfill uses both cores). One commit is in flight at a time, so
+// the store still has one ingesting writer and OnIngest sees batches in
+// commit order; a file is never read again before its commit is settled,
+// so its batches are committed in order, each from the state the last one
+// left, and exactly-once holds as for a commit made in place.
+func (p *Pipeline) dispatch(ctx context.Context, j *job, lines []line, end int64, nLines int, skips map[string]int64) {
+	p.settle()
+	j.done = make(chan error, 1)
+	p.inflight = j
+	go func() { j.done <- j.b.run(ctx, lines, end, nLines, skips) }()
+}
+
+// settle waits for the commit in flight, if any, and applies its outcome.
+func (p *Pipeline) settle() {
+	if j := p.inflight; j != nil {
+		p.inflight = nil
+		p.finish(j, <-j.done)
+	}
+}
+
+// finish applies a dispatched commit's outcome to its file, as read and
+// process do after a commit made in place. A file with more to read goes
+// back in the queue, after the files waiting there.
+func (p *Pipeline) finish(j *job, err error) {
+	f := j.b.f
+	// What was committed, all of it or the parts before a failure.
+	f.state, f.stateSum = j.b.state, j.b.sum
+	if err != nil {
+		f.parser = nil // the lines it read will be read again
+		var split *errSplit
+		if errors.As(err, &split) {
+			f.split = split.lines
+			p.enqueue(notice{watch: f.state.Watch, path: f.state.Path})
+			return
+		}
+		p.retryLater(j.key, f, err)
+		return
+	}
+	p.account(f, j.bytes, j.b.redactions)
+	f.size = max(f.size, f.state.Size)
+	p.updateBacklog(f)
+	if j.more {
+		p.enqueue(notice{watch: f.state.Watch, path: f.state.Path})
+		return
+	}
+	p.readAll(j.key, f)
 }
 
 // retryLater records a failed batch and schedules the file again.
@@ -673,26 +768,32 @@ func (e *errSplit) Error() string {
 // the offset of a part's end is the one after that part's last line, and
 // the parser has already read past it. Reading again from the stored
 // offset with the stored state recreates it exactly.
-func (p *Pipeline) batch(ctx context.Context, w Watch, f *file) (more bool, err error) {
-	maxLines := 0
+//
+// With mayDispatch, a batch read whole is committed on a goroutine of its
+// own (async, see dispatch); one read again in smaller parts is committed
+// in place.
+func (p *Pipeline) batch(ctx context.Context, w Watch, f *file, mayDispatch bool) (more, async bool, err error) {
+	maxLines := f.split
+	f.split = 0
 	for {
-		more, err := p.read(ctx, w, f, maxLines)
+		more, async, err := p.read(ctx, w, f, maxLines, mayDispatch)
 		var split *errSplit
 		if !errors.As(err, &split) {
-			return more, err
+			return more, async, err
 		}
 		maxLines = split.lines
 	}
 }
 
 // read reads and stores one batch of at most maxLines parsed lines (0: no
-// limit) of f.
-func (p *Pipeline) read(ctx context.Context, w Watch, f *file, maxLines int) (more bool, err error) {
+// limit) of f; async says its commit was dispatched.
+func (p *Pipeline) read(ctx context.Context, w Watch, f *file, maxLines int, mayDispatch bool) (more, async bool, err error) {
 	if p.isWhole(w, f) {
-		return p.readWhole(ctx, w, f) // see whole.go
+		more, err := p.readWhole(ctx, w, f) // see whole.go
+		return more, false, err
 	}
 	if err := p.loadResume(ctx, f); err != nil {
-		return false, err
+		return false, false, err
 	}
 	prev := &tail.Position{
 		Dev: f.state.Dev, Ino: f.state.Ino, Fingerprint: f.state.Fingerprint,
@@ -702,11 +803,10 @@ func (p *Pipeline) read(ctx context.Context, w Watch, f *file, maxLines int) (mo
 		prev = nil // never read
 	}
 	var (
-		lines      []line
-		nEvents    int
-		redactions int64
-		restarted  bool
-		seen       bool
+		lines     []line
+		nEvents   int
+		restarted bool
+		seen      bool
 	)
 	f.skips = map[string]int64{}
 	res, err := tail.Read(f.state.Path, prev, tail.Options{MaxLine: p.opts.MaxLine, MaxBatchBytes: p.opts.MaxBatchBytes}, func(l tail.Line) error {
@@ -723,25 +823,24 @@ func (p *Pipeline) read(ctx context.Context, w Watch, f *file, maxLines int) (mo
 				f.parser, f.fileID, f.state.Format, f.state.SessionID = nil, "", "", ""
 			}
 		}
-		kept, n, ok := p.parseLine(w, f, l.Data, l.Offset)
+		kept, ok := p.parseLine(w, f, l.Data, l.Offset)
 		if !ok {
 			return nil
 		}
-		redactions += n
 		lines = append(lines, line{start: l.Offset, events: kept})
 		nEvents += len(kept)
 		return nil
 	})
 	if err != nil && !errors.Is(err, errBatchFull) {
 		f.parser = nil // the lines parsed so far will be parsed again
-		return false, fmt.Errorf("read: %w", err)
+		return false, false, fmt.Errorf("read: %w", err)
 	}
 	if res.Restart == tail.RestartReplaced {
 		// Another file took the path between Identify and Read: it has
 		// its own key, so identify it again.
 		f.parser = nil
 		p.enqueue(notice{watch: w.Name, path: f.state.Path})
-		return false, nil
+		return false, false, nil
 	}
 	if res.Restart != "" {
 		p.log.Info("file starts over", "path", f.state.Path, "reason", res.Restart, "old_offset", f.state.Offset, "generation", f.state.Generation+1)
@@ -771,26 +870,31 @@ func (p *Pipeline) read(ctx context.Context, w Watch, f *file, maxLines int) (mo
 		f.state.Fingerprint == next.Fingerprint && f.state.FingerprintLen == next.FingerprintLen {
 		// Nothing consumed and nothing learned: no write needed.
 		f.state.Size = next.Size
-		return false, nil
+		return false, false, nil
 	}
-	b := &pending{p: p, f: f, next: next, start: start, end: res.Pos.Offset}
-	if err := b.commit(ctx, lines, res.Pos.Offset, res.Lines, f.skips); err != nil {
-		f.parser = nil
-		return false, err
+	more = res.More || errors.Is(err, errBatchFull)
+	b := p.newPending(f, next, start, res.Pos.Offset)
+	if maxLines == 0 && mayDispatch {
+		p.dispatch(ctx, &job{key: f.state.Key, b: b, bytes: res.Bytes, more: more}, lines, res.Pos.Offset, res.Lines, f.skips)
+		return more, true, nil
 	}
-	p.account(f, res.Bytes, redactions)
+	if err := p.commitNow(ctx, b, lines, res.Pos.Offset, res.Lines, f.skips); err != nil {
+		return false, false, err
+	}
+	p.account(f, res.Bytes, b.redactions)
 	f.size = max(f.size, f.state.Size)
 	p.updateBacklog(f)
-	return res.More || errors.Is(err, errBatchFull), nil
+	return more, false, nil
 }
 
-// parseLine parses, checks and redacts the events of one line; ok is false
-// when the file's format is not known yet (the line is counted as skipped).
-func (p *Pipeline) parseLine(w Watch, f *file, data []byte, offset int64) (events []transcript.Event, redactions int64, ok bool) {
+// parseLine parses and checks the events of one line (pending.run redacts
+// them); ok is false when the file's format is not known yet (the line is
+// counted as skipped).
+func (p *Pipeline) parseLine(w Watch, f *file, data []byte, offset int64) (events []transcript.Event, ok bool) {
 	parser, ok := p.parser(w, f, data, offset)
 	if !ok {
 		f.skips[SkipUndetected]++
-		return nil, 0, false
+		return nil, false
 	}
 	events = parser.ParseLine(data, transcript.Position{File: f.fileID, Path: f.state.Path, Offset: offset})
 	kept := events[:0]
@@ -804,10 +908,9 @@ func (p *Pipeline) parseLine(w Watch, f *file, data []byte, offset int64) (event
 			f.skips[SkipNoSession]++
 			continue
 		}
-		redactions += p.redactEvent(e)
 		kept = append(kept, *e)
 	}
-	return kept, redactions, true
+	return kept, true
 }
 
 // quietTail ingests f's unterminated last line once it has stayed the same
@@ -843,7 +946,6 @@ func (p *Pipeline) quietTail(ctx context.Context, key string, f *file) {
 	}
 	f.skips = map[string]int64{}
 	var lines []line
-	var redactions int64
 	if n > int64(p.opts.MaxLine) {
 		f.skips[tail.SkipLineTooLong]++
 	} else {
@@ -869,19 +971,17 @@ func (p *Pipeline) quietTail(ctx context.Context, key string, f *file) {
 			p.log.Debug("unterminated last line is not complete JSON; leaving it", "path", f.state.Path, "bytes", n)
 			return
 		default:
-			events, r, ok := p.parseLine(w, f, data, start)
-			if ok {
-				lines, redactions = []line{{start: start, events: events}}, r
+			if events, ok := p.parseLine(w, f, data, start); ok {
+				lines = []line{{start: start, events: events}}
 			}
 		}
 	}
-	b := &pending{p: p, f: f, next: f.state, start: start, end: size}
+	b := p.newPending(f, f.state, start, size)
 	nLines := 0
 	if len(lines) > 0 {
 		nLines = 1
 	}
-	if err := b.commit(ctx, lines, size, nLines, f.skips); err != nil {
-		f.parser = nil
+	if err := p.commitNow(ctx, b, lines, size, nLines, f.skips); err != nil {
 		p.retryLater(key, f, err)
 		return
 	}
@@ -892,7 +992,7 @@ func (p *Pipeline) quietTail(ctx context.Context, key string, f *file) {
 	} else {
 		p.log.Info("took an unterminated last line as complete", "path", f.state.Path, "bytes", n)
 	}
-	p.account(f, n, redactions)
+	p.account(f, n, b.redactions)
 	p.updateBacklog(f)
 }
 
@@ -927,12 +1027,62 @@ func jsonValues(b []byte) bool {
 }
 
 // pending is one batch being committed, possibly in parts.
+//
+// A pending batch may be committed on another goroutine than the one that
+// read it (see dispatch): it carries what the commit needs of its file and
+// what it changes, which finish applies. Only the file's skips map is
+// shared, and nothing reads it until the commit is settled.
 type pending struct {
 	p     *Pipeline
 	f     *file
 	next  store.FileState // the state after the whole batch, before totals and offset
 	start int64           // the offset the batch starts from
 	end   int64           // the offset the whole batch ends at
+	at    time.Time       // when the batch was read: its UpdatedAt
+
+	// state and sum are the file's stored state and parser state hash,
+	// moved by each part committed.
+	state store.FileState
+	sum   string
+	// endState is the parser's state at end, taken when the batch was
+	// read (the parser may read on before the commit), and endSum its
+	// hash.
+	endState []byte
+	endSum   string
+	// redactions counts the secrets run replaced.
+	redactions int64
+}
+
+// newPending starts a batch of f read from start to end; next is the
+// file's state after it, before totals and offset.
+func (p *Pipeline) newPending(f *file, next store.FileState, start, end int64) *pending {
+	b := &pending{p: p, f: f, next: next, start: start, end: end, at: p.now(), state: f.state, sum: f.stateSum}
+	b.endState = b.parserState()
+	b.endSum = stateSum(b.endState)
+	return b
+}
+
+// commitNow commits a batch on the calling goroutine, once the commit in
+// flight, if any, is settled, and moves f's state to what it stored.
+func (p *Pipeline) commitNow(ctx context.Context, b *pending, lines []line, end int64, nLines int, skips map[string]int64) error {
+	p.settle()
+	err := b.run(ctx, lines, end, nLines, skips)
+	b.f.state, b.f.stateSum = b.state, b.sum
+	if err != nil {
+		b.f.parser = nil // the lines it read will be read again
+	}
+	return err
+}
+
+// run redacts the batch's events in place (see redactEvent), then commits
+// them.
+func (b *pending) run(ctx context.Context, lines []line, end int64, nLines int, skips map[string]int64) error {
+	for i := range lines {
+		for j := range lines[i].events {
+			b.redactions += b.p.redactEvent(&lines[i].events[j])
+		}
+	}
+	return b.commit(ctx, lines, end, nLines, skips)
 }
 
 // commit stores lines as one batch ending at end (the offset past the last
@@ -975,24 +1125,23 @@ func (b *pending) commit(ctx context.Context, lines []line, end int64, nLines in
 	return err
 }
 
-// store makes one store.Ingest call and, when it succeeds, moves the file's
-// state to it.
+// store makes one store.Ingest call and, when it succeeds, moves the
+// batch's state to it.
 func (b *pending) store(ctx context.Context, events []transcript.Event, end int64, nLines int, skips map[string]int64) error {
-	p, f := b.p, b.f
+	p := b.p
 	batch := store.IngestBatch{KeepParserState: true}
-	sum := f.stateSum
+	sum := b.sum
 	if end == b.end {
 		// The parser has read up to end: its state goes with that offset.
 		// Parts that end before it keep the offset, and the state, from
-		// before the line (see commit). Taken first, so that a state not
-		// saved is counted in this batch's skips.
-		batch.ParserState = b.parserState()
-		sum = stateSum(batch.ParserState)
-		batch.KeepParserState = sum == f.stateSum
+		// before the line (see commit).
+		batch.ParserState = b.endState
+		sum = b.endSum
+		batch.KeepParserState = sum == b.sum
 	}
 	next := b.next
 	next.Offset = end
-	base := f.state
+	base := b.state
 	if next.Generation != base.Generation {
 		// The first part of a restarted file starts the totals over.
 		base.Lines, base.Events, base.Skipped = 0, 0, nil
@@ -1006,18 +1155,18 @@ func (b *pending) store(ctx context.Context, events []transcript.Event, end int6
 		}
 		next.Skipped[reason] += n
 	}
-	next.UpdatedAt = p.now().UTC()
+	next.UpdatedAt = b.at.UTC()
 	batch.File, batch.Events, batch.Scopes = next, events, p.scopes(events)
 	res, err := p.st.Ingest(ctx, batch)
 	if err != nil {
 		return err
 	}
-	f.state, f.stateSum = next, sum
+	b.state, b.sum = next, sum
 	p.lines.Add(int64(nLines))
 	p.events.Add(int64(res.Added))
 	p.duplicates.Add(int64(res.Duplicates))
 	if res.Added > 0 {
-		p.lastIngest.Store(p.now().UnixNano())
+		p.lastIngest.Store(b.at.UnixNano())
 	}
 	if p.opts.OnIngest != nil && len(events) > 0 {
 		p.opts.OnIngest(res, events)
@@ -1027,9 +1176,9 @@ func (b *pending) store(ctx context.Context, events []transcript.Event, end int6
 
 // parserState is the state of f's parser to store with the batch's end, or
 // nil when there is none to store (no parser yet, a parser without
-// cross-line state, or a state that could not be saved: counted, and the
-// file then resumes with a fresh parser after a crash, as before states
-// were stored).
+// cross-line state, or a state that could not be saved: counted in this
+// batch's skips, and the file then resumes with a fresh parser after a
+// crash, as before states were stored).
 func (b *pending) parserState() []byte {
 	sp, ok := b.f.parser.(transcript.Stateful)
 	if !ok {

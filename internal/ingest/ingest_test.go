@@ -593,15 +593,15 @@ func (f *flaky) Ingest(ctx context.Context, b store.IngestBatch) (store.IngestRe
 	return f.EpisodeStore.Ingest(ctx, b)
 }
 
-// TestStoreFailureRetries: a failed write loses nothing: the offset stays,
-// the file is retried, and the parser's memory of the failed batch does not
-// drop events as repeats.
-func TestStoreFailureRetries(t *testing.T) {
+// failingPipeline returns a store whose first fail Ingest calls fail, a
+// file of three turns of session id and a pipeline over them.
+func failingPipeline(t *testing.T, fail int32, id string, seed uint64) (*flaky, string, *Pipeline) {
+	t.Helper()
 	st := &flaky{EpisodeStore: openStore(t)}
-	st.fail.Store(2)
+	st.fail.Store(fail)
 	dir := t.TempDir()
 	path := filepath.Join(dir, "s.jsonl")
-	gen := fixture.NewClaude("99999999-0000-4000-8000-000000000001", dir, 11)
+	gen := fixture.NewClaude(id, dir, seed)
 	for range 3 {
 		for _, l := range gen.Turn() {
 			appendFile(t, path, l)
@@ -611,6 +611,14 @@ func TestStoreFailureRetries(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return st, path, p
+}
+
+// TestStoreFailureRetries: a failed write loses nothing: the offset stays,
+// the file is retried, and the parser's memory of the failed batch does not
+// drop events as repeats.
+func TestStoreFailureRetries(t *testing.T) {
+	st, path, p := failingPipeline(t, 2, "99999999-0000-4000-8000-000000000001", 11)
 	run(t, p)
 	p.Notify("w", path)
 	want := parsed(t, "claude-code", path)

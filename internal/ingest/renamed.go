@@ -51,7 +51,7 @@ func (p *Pipeline) finishRenamed(ctx context.Context, key string, f *file) bool 
 	f.state.Path = moved
 	defer func() { f.state.Path = old }() // forget clears the old path's entry
 	for {
-		more, err := p.batch(ctx, w, f)
+		more, _, err := p.batch(ctx, w, f, false)
 		if err != nil {
 			if !errors.Is(err, fs.ErrNotExist) {
 				p.fail("ingest renamed file", moved, err)

@@ -59,6 +59,7 @@ func ingestNow(t *testing.T, st store.EpisodeStore, w Watch, path string) *Pipel
 	}
 	ctx := context.Background()
 	p.process(ctx, ctx, w.Name, path)
+	p.drain(ctx, ctx) // the commit in flight, and the batches after it
 	if s := p.Status(); len(s.Errors) > 0 {
 		t.Fatalf("ingest errors: %q", s.Errors)
 	}
@@ -275,6 +276,7 @@ func TestSplitBatchKeepsState(t *testing.T) {
 				}
 				ctx := context.Background()
 				p.process(ctx, ctx, fx.watch.Name, path) // fails at commit crash+1, then dropped
+				p.drain(ctx, ctx)
 				n = 0
 				ingestNow(t, tight{EpisodeStore: inner, max: 1, commits: &n}, fx.watch, path)
 				if got := storedEvents(t, inner); !slices.Equal(got, want) {

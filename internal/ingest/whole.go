@@ -78,7 +78,6 @@ func (p *Pipeline) readWhole(ctx context.Context, w Watch, f *file) (more bool, 
 	}
 	f.skips = map[string]int64{}
 	var lines []line
-	var redactions int64
 	switch {
 	case size > int64(p.opts.MaxLine):
 		f.skips[tail.SkipLineTooLong]++
@@ -96,18 +95,16 @@ func (p *Pipeline) readWhole(ctx context.Context, w Watch, f *file) (more bool, 
 		if _, ok := p.parser(w, f, data, f.state.Offset); !ok {
 			return false, nil
 		}
-		events, r, ok := p.parseLine(w, f, data, 0)
-		if ok {
-			lines, redactions = []line{{start: 0, events: events}}, r
+		if events, ok := p.parseLine(w, f, data, 0); ok {
+			lines = []line{{start: 0, events: events}}
 		}
 	}
 	next.Format = f.state.Format // set by the parser's creation
-	b := &pending{p: p, f: f, next: next, start: 0, end: size}
-	if err := b.commit(ctx, lines, size, 1, f.skips); err != nil {
-		f.parser = nil
+	b := p.newPending(f, next, 0, size)
+	if err := p.commitNow(ctx, b, lines, size, 1, f.skips); err != nil {
 		return false, err
 	}
-	p.account(f, size, redactions)
+	p.account(f, size, b.redactions)
 	f.size = size
 	p.updateBacklog(f)
 	return false, nil

@@ -106,9 +106,19 @@ func (c *core) decode(raw []byte, v any, pos Position) bool {
 // token counts) cheaply. The pair cannot sit inside a string (its quotes
 // would be escaped there), and no '{' or '[' before it means it is not in a
 // nested value; glued lines ("}{") are left to the full decoder.
+//
+// The pair is looked for only before the first nested value: a line of a
+// tool result of half a megabyte was searched to its end for a pair that
+// could only have been in its first few hundred bytes (issue 12).
 func topLevelType(raw []byte, pattern []byte) bool {
-	i := bytes.Index(raw, pattern)
-	if i <= 0 || bytes.ContainsAny(raw[1:i], "{[") {
+	end := len(raw)
+	for j := 1; j < len(raw); j++ {
+		if raw[j] == '{' || raw[j] == '[' {
+			end = j
+			break
+		}
+	}
+	if i := bytes.Index(raw[:end], pattern); i <= 0 {
 		return false
 	}
 	return !bytes.Contains(raw, []byte("}{")) && !bytes.Contains(raw, []byte("} {"))

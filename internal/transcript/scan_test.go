@@ -126,6 +126,9 @@ func TestTopLevelType(t *testing.T) {
 		{`{"type":"user","content":"say \"type\":\"progress\""}`, false},
 		{`{"a":[1],"type":"progress"}`, false}, // after a nested value: decoded fully, to be safe
 		{`{"type":"progress"}{"type":"user"}`, false},
+		// The pair deep in a long nested value, and a long one after it.
+		{`{"type":"user","message":{"content":"` + strings.Repeat("x", 100<<10) + `\"type\":\"progress\","x":{"type":"progress"}}}`, false},
+		{`{"cwd":"/x","type":"progress","data":{"output":"` + strings.Repeat("y", 100<<10) + `"}}`, true},
 	}
 	for _, c := range cases {
 		if got := topLevelType([]byte(c.raw), progressPattern); got != c.want {
