@@ -1,43 +1,16 @@
 package resident
 
 import (
-	"bufio"
 	"os"
 	"path/filepath"
 	"reflect"
-	"strconv"
-	"strings"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/medallionhq/medallion/internal/resident/residenttest"
 	"golang.org/x/sys/unix"
 )
-
-// residentKB sums the resident kB of the mappings pick selects, from
-// /proc/self/smaps (pick sees the header line's fields).
-func residentKB(t *testing.T, pick func(fields []string) bool) int64 {
-	t.Helper()
-	f, err := os.Open("/proc/self/smaps")
-	if err != nil {
-		t.Skip("needs /proc/self/smaps")
-	}
-	defer f.Close()
-	var kb int64
-	var ours bool
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		fields := strings.Fields(sc.Text())
-		switch {
-		case len(fields) >= 5 && strings.Contains(fields[0], "-") && !strings.HasSuffix(fields[0], ":"):
-			ours = pick(fields)
-		case len(fields) >= 2 && fields[0] == "Rss:" && ours:
-			n, _ := strconv.ParseInt(fields[1], 10, 64)
-			kb += n
-		}
-	}
-	return kb
-}
 
 // TestPageOut: the touched pages of a file mapped from under dir leave
 // the resident set, and what the map holds is unchanged.
@@ -67,7 +40,7 @@ func TestPageOut(t *testing.T) {
 	}
 	t.Logf("read %d pages (sum %d)", len(m)/4096, sum)
 	ours := func(fields []string) bool { return len(fields) >= 6 && fields[5] == path }
-	before := residentKB(t, ours)
+	before := residenttest.KB(t, ours)
 	if before < 2<<10 {
 		t.Fatalf("only %d kB of the map resident after reading 4 MiB", before)
 	}
@@ -77,7 +50,7 @@ func TestPageOut(t *testing.T) {
 	for try := 0; try < 20 && after > before/4; try++ {
 		PageOut(dir)
 		time.Sleep(20 * time.Millisecond)
-		after = residentKB(t, ours)
+		after = residenttest.KB(t, ours)
 	}
 	t.Logf("map resident: %d kB → %d kB", before, after)
 	if after > before/4 {

@@ -1,41 +1,13 @@
 package store
 
 import (
-	"bufio"
-	"os"
 	"strconv"
-	"strings"
 	"testing"
 	"time"
 
 	badger "github.com/dgraph-io/badger/v4"
+	"github.com/medallionhq/medallion/internal/resident/residenttest"
 )
-
-// storeResident sums the resident kB of the mappings of files under dir,
-// from /proc/self/smaps.
-func storeResident(t *testing.T, dir string) int64 {
-	t.Helper()
-	f, err := os.Open("/proc/self/smaps")
-	if err != nil {
-		t.Skip("needs /proc/self/smaps")
-	}
-	defer f.Close()
-	var kb int64
-	var ours bool
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		fields := strings.Fields(sc.Text())
-		switch {
-		case len(fields) >= 5 && strings.Contains(fields[0], "-") && !strings.HasSuffix(fields[0], ":"):
-			// A mapping's header: anonymous ones have no sixth field.
-			ours = len(fields) >= 6 && strings.HasPrefix(fields[5], dir+"/")
-		case len(fields) >= 2 && fields[0] == "Rss:" && ours:
-			n, _ := strconv.ParseInt(fields[1], 10, 64)
-			kb += n
-		}
-	}
-	return kb
-}
 
 // TestTrimMapped: the pages Badger wrote through its maps stay resident
 // until trimMapped hands them back.
@@ -59,7 +31,7 @@ func TestTrimMapped(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	before := storeResident(t, dir)
+	before := residenttest.KB(t, residenttest.Under(dir))
 	if before < 8<<10 {
 		t.Fatalf("only %d kB of the store's maps resident after writing 16 MiB: nothing to trim", before)
 	}
@@ -71,7 +43,7 @@ func TestTrimMapped(t *testing.T) {
 	for try := 0; try < 20 && after > before/4; try++ {
 		b.trimMapped(0)
 		time.Sleep(50 * time.Millisecond)
-		after = storeResident(t, dir)
+		after = residenttest.KB(t, residenttest.Under(dir))
 	}
 	t.Logf("store maps resident: %d kB → %d kB", before, after)
 	if after > before/4 {
