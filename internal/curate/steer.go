@@ -49,8 +49,8 @@ func genuine(e *transcript.Event) bool {
 // on purpose: the session is already in the medallion's evidence, and every
 // token of a stock phrase is a token a load cannot spend on a decision.
 const (
-	rationaleUserRequest    = "user request"
-	rationaleUserPreference = "user preference"
+	rationaleUserRequest    = medallion.RationaleUserRequest
+	rationaleUserPreference = medallion.RationaleUserPreference
 	rationaleApprovedPlan   = "user-approved plan"
 	rationaleAgentChoice    = "agent's choice"
 )

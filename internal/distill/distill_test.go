@@ -14,7 +14,7 @@ func base() *medallion.Medallion {
 	m := &medallion.Medallion{
 		Meta:      medallion.Meta{MedallionID: "med-1", SchemaVersion: medallion.SchemaVersion, Model: "tier0", CreatedAt: "2026-11-25T10:00:00.000000Z", UpdatedAt: "2026-11-25T10:00:00.000000Z", Status: medallion.StatusActive, Version: 3},
 		Scope:     medallion.Scope{GraphNodes: []string{"repo:muse"}, Tags: []string{"project_state"}},
-		Decisions: []medallion.Decision{{ID: "D-001", Statement: "ok, let's implement this — user request", Rationale: "user request", Confidence: 0.6}},
+		Decisions: []medallion.Decision{{ID: "D-001", Statement: "Keep the importer's retry loop as it is for now", Rationale: "agent's choice", Confidence: 0.5}},
 		OpenQuestions: []medallion.OpenQuestion{
 			{ID: "Q-004", Question: "Finish the migration", BlockedOn: []string{}, Priority: medallion.PriorityMedium},
 		},
@@ -66,6 +66,37 @@ func TestApply(t *testing.T) {
 	}
 	if m.Decisions[0].ID != "D-001" {
 		t.Error("apply changed its input")
+	}
+}
+
+// TestApplyKeepsUserWords: a model may move a decision Tier 0 took from the
+// user's words (to the invariants, say) but not lose them: its drop is
+// refused unless an item the patch adds keeps most of those words.
+func TestApplyKeepsUserWords(t *testing.T) {
+	m := base()
+	m.Decisions = append(m.Decisions,
+		medallion.Decision{ID: "D-002", Statement: "Store the sync cursor in the metrics file and extend its JSON", Rationale: medallion.RationaleUserRequest, Confidence: 0.6},
+		medallion.Decision{ID: "D-003", Statement: "Use table-driven tests for the parser", Rationale: medallion.RationaleUserPreference, Confidence: 0.7})
+	p, problems := parse(`{"summary":"","decisions":[
+	  {"op":"drop","id":"D-002","statement":"","rationale":"","confidence":"low","evidence":[]},
+	  {"op":"drop","id":"D-003","statement":"","rationale":"","confidence":"low","evidence":[]}],
+	 "open_questions":[],
+	 "invariants":[{"op":"add","ref":"","text":"Use table-driven tests for the parser (the user's rule)","evidence":["E1"]}],
+	 "avoid_repeating":[],"entry_points":[],"subsystems":[]}`)
+	if p == nil {
+		t.Fatal(problems)
+	}
+	out := m.Clone()
+	got := apply(out, newView(m, entries), p, "tier1:m", nil)
+	if got.Dropped != 1 || got.Refused != 1 {
+		t.Errorf("applied %+v, want D-003 moved (dropped) and D-002's drop refused", got)
+	}
+	var ids []string
+	for _, d := range out.Decisions {
+		ids = append(ids, d.ID)
+	}
+	if !slices.Equal(ids, []string{"D-001", "D-002"}) {
+		t.Errorf("decisions %q, want D-001 and D-002 kept", ids)
 	}
 }
 

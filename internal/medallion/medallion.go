@@ -270,3 +270,11 @@ func cloneStrings(s []string) []string {
 	}
 	return append([]string{}, s...)
 }
+
+// The rationales Tier 0 gives a decision taken from the user's own words
+// (a request, a preference). A model revising the medallion may move such
+// an item, never lose its words (see distill).
+const (
+	RationaleUserRequest    = "user request"
+	RationaleUserPreference = "user preference"
+)
