@@ -56,10 +56,10 @@ func newLoadCache() *loadCache {
 func loadKey(scope medallion.Scope, limit, budget int, format string) string {
 	var b strings.Builder
 	for _, n := range scope.GraphNodes {
-		b.WriteString("n\x00" + n + "\x00")
+		b.WriteString("n" + strconv.Quote(n))
 	}
 	for _, t := range scope.Tags {
-		b.WriteString("t\x00" + t + "\x00")
+		b.WriteString("t" + strconv.Quote(t))
 	}
 	b.WriteString(strconv.Itoa(limit) + "\x00" + strconv.Itoa(budget) + "\x00" + format)
 	return b.String()

@@ -65,15 +65,19 @@ func (b *Badger) WatchWrites(fn func(prev, cur *medallion.Medallion)) {
 func (b *Badger) indexWrite(fn func(txn *badger.Txn, index func(prev, cur *medallion.Medallion) error) error) error {
 	var after []func()
 	var written [][2]*medallion.Medallion
-	if w := b.watchers.Load(); w != nil {
-		defer func() {
-			for _, v := range written {
-				for _, f := range *w {
-					f(v[0], v[1])
-				}
+	defer func() {
+		// Loaded after the transaction: a watcher registered while it ran
+		// hears of it too.
+		w := b.watchers.Load()
+		if w == nil {
+			return
+		}
+		for _, v := range written {
+			for _, f := range *w {
+				f(v[0], v[1])
 			}
-		}()
-	}
+		}
+	}()
 	err := b.db.Update(func(txn *badger.Txn) error {
 		after = after[:0]
 		return fn(txn, func(prev, cur *medallion.Medallion) error {
