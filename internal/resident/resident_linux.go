@@ -52,8 +52,12 @@ func executableMappings() []mapping {
 	if err := syscall.Stat("/proc/self/exe", &st); err != nil {
 		return nil
 	}
+	written := cowedMappings()
 	var out []mapping
 	eachMapping(func(m mapping) {
+		if written[m.start] {
+			return // relocated by the loader (RELRO): dropping would undo it
+		}
 		if m.inode == st.Ino && m.dev == uint64(st.Dev) && len(m.perms) >= 2 && m.perms[1] != 'w' {
 			m.perms, m.path = nil, nil // valid only during the callback
 			out = append(out, m)
@@ -145,4 +149,33 @@ func afterFields(line []byte, n int) []byte {
 
 func madvise(m mapping, advice int) {
 	_, _, _ = unix.Syscall(unix.SYS_MADVISE, uintptr(m.start), uintptr(m.end-m.start), uintptr(advice))
+}
+
+// cowedMappings names, by start address, the mappings with pages the
+// process wrote (Anonymous above 0 in smaps): private copies that
+// MADV_DONTNEED would throw away.
+func cowedMappings() map[uint64]bool {
+	f, err := os.Open("/proc/self/smaps")
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	out := make(map[uint64]bool)
+	var start uint64
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		line := sc.Bytes()
+		fields := bytes.Fields(line)
+		if len(fields) == 0 {
+			continue
+		}
+		if lo, _, ok := bytes.Cut(fields[0], []byte("-")); ok && !bytes.HasSuffix(fields[0], []byte(":")) {
+			start, _ = strconv.ParseUint(string(lo), 16, 64)
+			continue
+		}
+		if string(fields[0]) == "Anonymous:" && len(fields) >= 2 && string(fields[1]) != "0" {
+			out[start] = true
+		}
+	}
+	return out
 }
