@@ -92,11 +92,14 @@ type Options struct {
 
 // Badger is the Store kept in a Badger database (key layout in keys.go).
 type Badger struct {
-	db     *badger.DB // replaced only under mu (write), see reopenWritable
-	dir    string
-	lock   *os.File
-	logger hclog.Logger
-	now    func() time.Time
+	// mappedDir is dir with its symlinks resolved, as /proc/self/maps
+	// names the files the store maps.
+	mappedDir string
+	db        *badger.DB // replaced only under mu (write), see reopenWritable
+	dir       string
+	lock      *os.File
+	logger    hclog.Logger
+	now       func() time.Time
 
 	// The free-space guard (space.go).
 	reserve   int64
@@ -183,8 +186,15 @@ func Open(dir string, opts Options) (*Badger, error) {
 		_ = unlockDir(lock)
 		return nil, fmt.Errorf("open store %s: %w", dir, err)
 	}
+	// The kernel names a mapping by its resolved path: a data dir reached
+	// through a symlink would match none of the store's maps.
+	mappedDir, err := filepath.EvalSymlinks(dir)
+	if err != nil {
+		mappedDir = dir
+	}
 	b := &Badger{
 		dir:         dir,
+		mappedDir:   mappedDir,
 		lock:        lock,
 		logger:      logger,
 		now:         now,

@@ -194,5 +194,5 @@ func (b *Badger) trimMapped(budget int64) {
 	if budget > 0 && resident.FileBacked() <= budget {
 		return
 	}
-	resident.PageOut(b.dir)
+	resident.PageOut(b.mappedDir)
 }

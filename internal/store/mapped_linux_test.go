@@ -1,6 +1,8 @@
 package store
 
 import (
+	"os"
+	"path/filepath"
 	"strconv"
 	"testing"
 	"time"
@@ -12,8 +14,21 @@ import (
 // TestTrimMapped: the pages Badger wrote through its maps stay resident
 // until trimMapped hands them back.
 func TestTrimMapped(t *testing.T) {
+	t.Run("data dir", func(t *testing.T) { testTrimMapped(t, false) })
+	// The kernel names the maps by the resolved path.
+	t.Run("data dir through a symlink", func(t *testing.T) { testTrimMapped(t, true) })
+}
+
+func testTrimMapped(t *testing.T, symlinked bool) {
 	dir := t.TempDir()
-	b, err := Open(dir, Options{GCInterval: -1, SpaceInterval: -1, VerifyInterval: -1})
+	at := dir
+	if symlinked {
+		at = filepath.Join(t.TempDir(), "link")
+		if err := os.Symlink(dir, at); err != nil {
+			t.Fatal(err)
+		}
+	}
+	b, err := Open(at, Options{GCInterval: -1, SpaceInterval: -1, VerifyInterval: -1})
 	if err != nil {
 		t.Fatal(err)
 	}
