@@ -1260,6 +1260,7 @@ func (p *Pipeline) parser(w Watch, f *file, first []byte, offset int64) (transcr
 	parser, err := transcript.New(transcript.Format(format), transcript.Options{
 		MaxText:        p.opts.MaxText,
 		MaxMessageText: p.opts.MaxMessageText,
+		Redact:         p.redact.Scrub,
 		OnSkip:         func(_ transcript.Position, reason string) { f.skips[reason]++ },
 	})
 	if err != nil {

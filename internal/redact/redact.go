@@ -156,6 +156,17 @@ func String(s string) string {
 	return out
 }
 
+// Scrub returns s with every secret replaced, without counting them: for
+// a second copy of text whose secrets were counted when it was redacted
+// (a parser's saved state keeps a pending call's command and paths).
+func (r *Redactor) Scrub(s string) string {
+	spans := r.find(s)
+	if len(spans) == 0 {
+		return s
+	}
+	return replace(s, spans)
+}
+
 // Redact returns s with every secret replaced, and how many were replaced.
 // When none was, it returns s itself without allocating.
 func (r *Redactor) Redact(s string) (string, int) {

@@ -189,6 +189,10 @@ type Options struct {
 	// MaxMessageText bounds the Text of user prompts, assistant messages,
 	// compaction summaries and plans (default 16 KiB).
 	MaxMessageText int
+	// Redact, when set, is applied to the transcript's text a parser keeps
+	// in its saved state (a pending call's command and paths): the state
+	// is written to disk, where no secret may go.
+	Redact func(string) string
 	// OnSkip, when set, is called for every record (or part of one) that
 	// did not become an event, with the same reason counted in Stats.
 	OnSkip func(pos Position, reason string)

@@ -63,13 +63,20 @@ type callState struct {
 	Paths   []string `json:"paths,omitempty"`
 }
 
-func saveCalls(calls map[string]callInfo) map[string]callState {
+func saveCalls(calls map[string]callInfo, redact func(string) string) map[string]callState {
 	if len(calls) == 0 {
 		return nil
 	}
+	if redact == nil {
+		redact = func(s string) string { return s }
+	}
 	out := make(map[string]callState, len(calls))
 	for id, c := range calls {
-		out[id] = callState{Tool: c.tool, Command: c.command, Paths: c.paths}
+		var paths []string
+		for _, p := range c.paths {
+			paths = append(paths, redact(p))
+		}
+		out[id] = callState{Tool: c.tool, Command: redact(c.command), Paths: paths}
 	}
 	return out
 }
@@ -109,7 +116,7 @@ type ccState struct {
 func (p *ClaudeCode) MarshalState() ([]byte, error) {
 	return json.Marshal(&ccState{
 		stateHeader: stateHeader{V: stateVersion, Format: FormatClaudeCode},
-		Calls:       saveCalls(p.calls),
+		Calls:       saveCalls(p.calls, p.opts.Redact),
 		ReplyID:     p.replyID,
 		ReplyBlocks: p.replyBlocks,
 		Queued:      p.queued,
@@ -171,7 +178,7 @@ func (p *Codex) MarshalState() ([]byte, error) {
 		stateHeader: stateHeader{V: stateVersion, Format: FormatCodex},
 		Session:     p.session, Parent: p.parent, CWD: p.cwd, Branch: p.branch,
 		MetaSeen: slices.Sorted(maps.Keys(p.metaSeen)),
-		Calls:    saveCalls(p.calls),
+		Calls:    saveCalls(p.calls, p.opts.Redact),
 		Records:  p.records,
 	}
 	for _, m := range p.pending {
