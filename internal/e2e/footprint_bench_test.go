@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/medallionhq/medallion/internal/ingest/fixture"
+	"github.com/medallionhq/medallion/internal/resident"
 )
 
 // Issue 12's footprint targets, measured on the real daemon. They take
@@ -270,41 +271,29 @@ func cpuTicks(b *testing.B, pid int) int64 {
 // stacks, Badger's memtable arena and block cache) and the rest. It says
 // where an idle daemon's megabytes are, which VmRSS alone does not.
 func rssParts(pid int, dataDir string) string {
-	f, err := os.Open(fmt.Sprintf("/proc/%d/smaps", pid))
+	var binary, store, anon, other float64
+	err := resident.Smaps(fmt.Sprintf("/proc/%d/smaps", pid), func(header []string, key, value string) {
+		if key != "Rss:" {
+			return
+		}
+		path := ""
+		if len(header) >= 6 {
+			path = header[5]
+		}
+		part := &other
+		switch {
+		case path == "" || path == "[heap]" || path == "[stack]":
+			part = &anon
+		case strings.HasPrefix(path, dataDir+"/"):
+			part = &store
+		case filepath.Base(path) == "medalliond":
+			part = &binary
+		}
+		kb, _ := strconv.ParseFloat(value, 64)
+		*part += kb / 1024
+	})
 	if err != nil {
 		return err.Error()
-	}
-	defer f.Close()
-	var binary, store, anon, other float64
-	part := &other
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		fields := strings.Fields(sc.Text())
-		if len(fields) == 0 {
-			continue
-		}
-		if !strings.HasSuffix(fields[0], ":") || len(fields) == 1 {
-			// A mapping's header: start-end perms offset dev inode [path].
-			path := ""
-			if len(fields) >= 6 {
-				path = fields[5]
-			}
-			switch {
-			case path == "" || path == "[heap]" || path == "[stack]":
-				part = &anon
-			case strings.HasPrefix(path, dataDir+"/"):
-				part = &store
-			case filepath.Base(path) == "medalliond":
-				part = &binary
-			default:
-				part = &other
-			}
-			continue
-		}
-		if fields[0] == "Rss:" {
-			kb, _ := strconv.ParseFloat(fields[1], 64)
-			*part += kb / 1024
-		}
 	}
 	return fmt.Sprintf("binary %.1f MB, store files %.1f MB, anonymous %.1f MB, other %.1f MB", binary, store, anon, other)
 }

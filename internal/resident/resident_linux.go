@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"os"
 	"strconv"
+	"strings"
 	"syscall"
 
 	"golang.org/x/sys/unix"
@@ -155,27 +156,13 @@ func madvise(m mapping, advice int) {
 // process wrote (Anonymous above 0 in smaps): private copies that
 // MADV_DONTNEED would throw away.
 func cowedMappings() map[uint64]bool {
-	f, err := os.Open("/proc/self/smaps")
-	if err != nil {
-		return nil
-	}
-	defer f.Close()
 	out := make(map[uint64]bool)
-	var start uint64
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		line := sc.Bytes()
-		fields := bytes.Fields(line)
-		if len(fields) == 0 {
-			continue
-		}
-		if lo, _, ok := bytes.Cut(fields[0], []byte("-")); ok && !bytes.HasSuffix(fields[0], []byte(":")) {
-			start, _ = strconv.ParseUint(string(lo), 16, 64)
-			continue
-		}
-		if string(fields[0]) == "Anonymous:" && len(fields) >= 2 && string(fields[1]) != "0" {
+	_ = Smaps("/proc/self/smaps", func(header []string, key, value string) {
+		if key == "Anonymous:" && value != "0" {
+			lo, _, _ := strings.Cut(header[0], "-")
+			start, _ := strconv.ParseUint(lo, 16, 64)
 			out[start] = true
 		}
-	}
+	})
 	return out
 }

@@ -3,11 +3,11 @@
 package residenttest
 
 import (
-	"bufio"
-	"os"
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/medallionhq/medallion/internal/resident"
 )
 
 // KB sums the resident kB of the mappings pick selects, from
@@ -16,23 +16,15 @@ import (
 // is no smaps.
 func KB(t testing.TB, pick func(fields []string) bool) int64 {
 	t.Helper()
-	f, err := os.Open("/proc/self/smaps")
-	if err != nil {
-		t.Skip("needs /proc/self/smaps")
-	}
-	defer f.Close()
 	var kb int64
-	var ours bool
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		fields := strings.Fields(sc.Text())
-		switch {
-		case len(fields) >= 5 && strings.Contains(fields[0], "-") && !strings.HasSuffix(fields[0], ":"):
-			ours = pick(fields)
-		case len(fields) >= 2 && fields[0] == "Rss:" && ours:
-			n, _ := strconv.ParseInt(fields[1], 10, 64)
+	err := resident.Smaps("/proc/self/smaps", func(header []string, key, value string) {
+		if key == "Rss:" && pick(header) {
+			n, _ := strconv.ParseInt(value, 10, 64)
 			kb += n
 		}
+	})
+	if err != nil {
+		t.Skip("needs /proc/self/smaps")
 	}
 	return kb
 }
