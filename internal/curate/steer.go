@@ -550,10 +550,11 @@ var stepMarker = regexp.MustCompile(`^(?i:step\s*\d+[a-z]?\s*[:.)-]?|\d+[.)])\s+
 // Lines of pasted material, not the user's own words: a quote, a heading,
 // a table row, a markup tag, a stack frame ("at f (x.js:3)", a browser
 // console's "f @ x.js:3", "x.js:3 Warning: …") or a log line ("2026-01-02 …", "[App] …"), a
-// label set in emphasis (a review bot's "_⚠️ Potential issue_"), the mark
-// of text the adapter cut out of a long prompt.
+// label set in emphasis (a review bot's "_⚠️ Potential issue_"). The mark
+// of text the adapter cut out of a long prompt is skipped too
+// (transcript.IsElision).
 var (
-	pastedLine = regexp.MustCompile(`^(?:>|#{1,6}\s|\||</?[A-Za-z][\w-]*[^>]*>|at \S+ \(|at https?:|at \S+:\d+|…\[\d+ bytes elided\]|\[?\d{4}-\d\d-\d\d[T ]\d|\[\d\d:\d\d|\[[A-Za-z][\w.-]*\] |\S+ @ \S+:\d+|\d*[\w.-]+\.[a-z]{1,4}:\d+ )`)
+	pastedLine = regexp.MustCompile(`^(?:>|#{1,6}\s|\||</?[A-Za-z][\w-]*[^>]*>|at \S+ \(|at https?:|at \S+:\d+|\[?\d{4}-\d\d-\d\d[T ]\d|\[\d\d:\d\d|\[[A-Za-z][\w.-]*\] |\S+ @ \S+:\d+|\d*[\w.-]+\.[a-z]{1,4}:\d+ )`)
 	// sourceRef is a place in a source file ("chunk-36j.js:11570",
 	// "@ app.tsx:12:5"): a line with two of them is a pasted stack or
 	// console log, whatever words surround them.
@@ -588,7 +589,8 @@ func userSentences(text string) []sentence {
 			closing = "</" + m[1] + ">"
 			continue
 		}
-		if t == "" || pastedLine.MatchString(t) || emphasized.MatchString(t) || len(sourceRef.FindAllStringIndex(t, 2)) == 2 {
+		if t == "" || pastedLine.MatchString(t) || emphasized.MatchString(t) || len(sourceRef.FindAllStringIndex(t, 2)) == 2 ||
+			transcript.IsElision(t) {
 			continue
 		}
 		t = strings.TrimLeft(t, "-*+ \t")

@@ -311,3 +311,21 @@ func readFile(name string) (string, error) {
 	b, err := os.ReadFile(name)
 	return string(b), err
 }
+
+// TestIsElision: the line boundText leaves where it cut is the one
+// IsElision knows, so readers of the text can skip it.
+func TestIsElision(t *testing.T) {
+	out, _ := boundText(strings.Repeat("word ", 400), 300)
+	found := false
+	for line := range strings.Lines(out) {
+		if IsElision(strings.TrimSpace(line)) {
+			found = true
+		}
+	}
+	if !found {
+		t.Errorf("no elision line in %q", out)
+	}
+	if IsElision("the tests were …[elided] on purpose") {
+		t.Error("a sentence taken for the mark")
+	}
+}

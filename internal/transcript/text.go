@@ -4,11 +4,22 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
 )
+
+// elisionFormat is the line boundText leaves where it cut a text.
+const elisionFormat = "…[%d bytes elided]…"
+
+// elisionLine matches that line.
+var elisionLine = regexp.MustCompile(`^…\[\d+ bytes elided\]…$`)
+
+// IsElision reports whether line (trimmed) is the mark of a cut the
+// parser made: no words of the transcript's.
+func IsElision(line string) bool { return elisionLine.MatchString(line) }
 
 // boundText cuts s to at most max bytes, keeping its head and tail (the tail
 // of a tool output is usually where the error is) around a marker, and
@@ -17,7 +28,7 @@ import (
 func boundText(s string, max int) (string, int) {
 	orig := len(s)
 	if len(s) > max {
-		marker := fmt.Sprintf("\n…[%d bytes elided]…\n", len(s)-max)
+		marker := "\n" + fmt.Sprintf(elisionFormat, len(s)-max) + "\n"
 		keep := max - len(marker)
 		head := keep / 2
 		tail := keep - head
