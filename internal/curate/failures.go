@@ -214,8 +214,8 @@ func (x *extractor) fixed(it *Items, oe openError, i int, c, success *transcript
 	if oe.call != oe.event || !hookBlock(oe.event) {
 		sig = oe.signature()
 	}
-	r := x.remedy(oe.index, i, c)
-	if !strings.Contains(r, "then ") && oe.call != nil && sameCheck(oe.call, c) {
+	r, bare := x.remedyOf(oe.index, i, c)
+	if bare && oe.call != nil && sameCheck(oe.call, c) {
 		// The same check passed with nothing edited or run in between (a
 		// flaky run, other flags, a change made out of sight): "`X`
 		// succeeds" is no lesson the next session can act on. The

@@ -19,6 +19,13 @@ import (
 // succeeding call. The changed line and the commands are what the next
 // session needs to repeat the fix, not just where it happened.
 func (x *extractor) remedy(from, to int, success *transcript.Event) string {
+	r, _ := x.remedyOf(from, to, success)
+	return r
+}
+
+// remedyOf is remedy, and whether anything was edited or run between the
+// failure and the success (bare: the success alone).
+func (x *extractor) remedyOf(from, to int, success *transcript.Event) (remedy string, bare bool) {
 	var edited, gists, ran []string
 	seen := map[string]bool{}
 	if success.Command != "" {
@@ -71,7 +78,7 @@ func (x *extractor) remedy(from, to int, success *transcript.Event) string {
 		b.WriteString(subject(success))
 	}
 	b.WriteString(" succeeds")
-	return b.String()
+	return b.String(), len(edited) == 0 && len(ran) == 0
 }
 
 // Bounds on what a fix quotes of the work between failure and success.

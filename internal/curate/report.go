@@ -76,12 +76,16 @@ const minReportLineWords = 3
 // was done: …"), left over once the markup is gone.
 var reportLabel = regexp.MustCompile(`^(?i:summary|what (?:was|i) (?:done|did|changed)|changes(?: made)?|result|status)\s*:\s*`)
 
+// unbold takes Markdown's bold markup off a text. Only "**": "__" is also
+// Python's dunder ("__init__.py"), which must stay.
+var unbold = strings.NewReplacer("**", "")
+
 // reportLine is a sentence of a report as the summary keeps it: without
 // bold markup and a leading label; "" for a line that says nothing by
 // itself: the lead-in of a list ("It includes:"), a list number or a
 // heading, a harness directive ("::git-commit{…}").
 func reportLine(s string) string {
-	s = strings.TrimSpace(strings.NewReplacer("**", "", "__", "").Replace(s))
+	s = strings.TrimSpace(unbold.Replace(s))
 	s = reportLabel.ReplaceAllString(s, "")
 	if strings.HasPrefix(s, "::") || strings.HasPrefix(s, "#") || strings.HasSuffix(s, ":") || len(strings.Fields(s)) < minReportLineWords {
 		return ""

@@ -121,7 +121,7 @@ func planChoices(plan string) []string {
 		weight int
 	}
 	var cs []cand
-	for _, s := range sentences(strings.ReplaceAll(plan, "**", "")) {
+	for _, s := range sentences(unbold.Replace(plan)) {
 		if m := planGoal.FindStringSubmatch(s); m != nil {
 			cs = append(cs, cand{m[1], 4})
 		} else if w := choiceWeight(s); w > 0 {
