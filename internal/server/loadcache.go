@@ -28,7 +28,8 @@ const (
 	// dropped (a daemon sees a few repositories a day).
 	maxLoadCacheEntries = 32
 	// maxLoadCacheBody: bigger answers (large budgets, by hand) are not
-	// kept, so the cache stays under 2 MiB.
+	// kept, so the bodies stay under 2 MiB (the keys, a scope's names,
+	// add at most a request header's size each).
 	maxLoadCacheBody = 64 << 10
 )
 
