@@ -325,7 +325,10 @@ func TestIsElision(t *testing.T) {
 	if !found {
 		t.Errorf("no elision line in %q", out)
 	}
-	if IsElision("the tests were …[elided] on purpose") {
-		t.Error("a sentence taken for the mark")
+	for _, line := range []string{"the tests were …[elided] on purpose", "…[ bytes elided]…", "…[12a bytes elided]…",
+		"…[12 bytes elided]… and more", "see …[12 bytes elided]…", "…[-1 bytes elided]…"} {
+		if IsElision(line) {
+			t.Errorf("%q taken for the mark", line)
+		}
 	}
 }
