@@ -12,7 +12,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net"
 	"net/url"
 	"strconv"
 	"strings"
@@ -288,10 +287,10 @@ func decodeAPIError(status int, data []byte) error {
 }
 
 func (c *Client) transportError(parent, ctx context.Context, method, path string, timeout time.Duration, err error) error {
-	var op *net.OpError
+	var de *dialError
 	// A dial cut short by the caller's cancellation says nothing about
 	// whether the daemon runs, so only a dial that failed on its own counts.
-	if errors.As(err, &op) && op.Op == "dial" && ctx.Err() == nil {
+	if errors.As(err, &de) && ctx.Err() == nil {
 		return &unreachableError{socket: c.socket, err: err}
 	}
 	return fmt.Errorf("%s %s: %w", method, path, c.timeoutError(parent, ctx, timeout, err))

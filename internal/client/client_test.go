@@ -508,7 +508,7 @@ func TestUnreachableMessages(t *testing.T) {
 		{syscall.EACCES, "cannot reach medalliond at /s.sock: permission denied (the socket belongs to another user?)"},
 	}
 	for _, tt := range tests {
-		dial := &net.OpError{Op: "dial", Net: "unix", Err: os.NewSyscallError("connect", tt.errno)}
+		dial := &dialError{os.NewSyscallError("connect", tt.errno)}
 		err := error(&unreachableError{socket: "/s.sock", err: dial})
 		if err.Error() != tt.want {
 			t.Errorf("%v: error = %q, want %q", tt.errno, err, tt.want)

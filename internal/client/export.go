@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"time"
 
 	"github.com/medallionhq/medallion/internal/api"
@@ -51,8 +50,7 @@ func (c *Client) Import(ctx context.Context, r io.Reader) (*api.ImportResponse, 
 // it arrives: no timeout of its own and no cap on the answer. A non-2xx
 // answer is an *APIError.
 func (c *Client) stream(ctx context.Context, method, path string, body []byte, w io.Writer) error {
-	var d net.Dialer
-	conn, err := d.DialContext(ctx, "unix", c.socket)
+	conn, err := c.connect(ctx)
 	if err != nil {
 		return c.transportError(ctx, ctx, method, path, 0, err)
 	}

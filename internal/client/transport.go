@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"os"
 	"strconv"
 	"strings"
@@ -40,13 +39,33 @@ type response struct {
 	body    []byte // at most maxResponseBytes+1 bytes
 }
 
+// daemonConn is a connection to the daemon (dial).
+type daemonConn interface {
+	io.ReadWriteCloser
+	SetDeadline(time.Time) error
+}
+
+// dialError is a failure to connect to the socket: nothing listens there
+// (or not for us), as opposed to a daemon that failed to answer.
+type dialError struct{ err error }
+
+func (e *dialError) Error() string { return "dial " + e.err.Error() }
+func (e *dialError) Unwrap() error { return e.err }
+
+// connect dials the socket unless ctx has already ended.
+func (c *Client) connect(ctx context.Context) (daemonConn, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	return dial(c.socket)
+}
+
 // roundTrip sends one request (target is the escaped path and query) over a
 // new connection to the socket and reads the answer. The context bounds
-// the whole exchange. A dial failure is returned as the *net.OpError of the
-// dial; an error after the context ended wraps the context's error.
+// the whole exchange. A dial failure is returned as a *dialError; an error
+// after the context ended wraps the context's error.
 func (c *Client) roundTrip(ctx context.Context, method, target, contentType string, body []byte) (*response, error) {
-	var d net.Dialer
-	conn, err := d.DialContext(ctx, "unix", c.socket)
+	conn, err := c.connect(ctx)
 	if err != nil {
 		return nil, err
 	}
