@@ -2,7 +2,10 @@
 
 package client
 
-import "net"
+import (
+	"net"
+	"time"
+)
 
 // dial connects to the daemon's socket. medalliond runs on Unix only
 // (internal/socket), so this is only ever a dial that fails.
@@ -11,5 +14,10 @@ func dial(path string) (daemonConn, error) {
 	if err != nil {
 		return nil, &dialError{err}
 	}
-	return c, nil
+	return netConn{c}, nil
 }
+
+// netConn is a net.Conn that a deadline in the past interrupts.
+type netConn struct{ net.Conn }
+
+func (c netConn) interrupt() { _ = c.SetDeadline(time.Unix(1, 0)) }

@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"time"
 
 	"github.com/medallionhq/medallion/internal/api"
 	"github.com/medallionhq/medallion/internal/version"
@@ -55,7 +54,7 @@ func (c *Client) stream(ctx context.Context, method, path string, body []byte, w
 		return c.transportError(ctx, ctx, method, path, 0, err)
 	}
 	defer conn.Close()
-	stop := context.AfterFunc(ctx, func() { _ = conn.SetDeadline(time.Unix(1, 0)) })
+	stop := context.AfterFunc(ctx, conn.interrupt)
 	defer stop()
 	contentType := ""
 	if body != nil {

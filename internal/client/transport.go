@@ -7,10 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/medallionhq/medallion/internal/api"
 	"github.com/medallionhq/medallion/internal/version"
@@ -39,10 +37,12 @@ type response struct {
 	body    []byte // at most maxResponseBytes+1 bytes
 }
 
-// daemonConn is a connection to the daemon (dial).
+// daemonConn is a connection to the daemon (dial). Its reads and writes
+// block; interrupt makes one that is blocked return, and any later one
+// fail.
 type daemonConn interface {
 	io.ReadWriteCloser
-	SetDeadline(time.Time) error
+	interrupt()
 }
 
 // dialError is a failure to connect to the socket: nothing listens there
@@ -70,22 +70,12 @@ func (c *Client) roundTrip(ctx context.Context, method, target, contentType stri
 		return nil, err
 	}
 	defer conn.Close()
-	if dl, ok := ctx.Deadline(); ok {
-		_ = conn.SetDeadline(dl)
-	}
-	// A cancelled context interrupts a blocked read or write.
-	stop := context.AfterFunc(ctx, func() { _ = conn.SetDeadline(time.Unix(1, 0)) })
+	// The context bounds the exchange: when it ends (its deadline, or a
+	// cancellation), a blocked read or write returns at once.
+	stop := context.AfterFunc(ctx, conn.interrupt)
 	defer stop()
 
 	resp, err := exchange(conn, method, target, contentType, "medallion-client/"+version.String(), body)
-	if errors.Is(err, os.ErrDeadlineExceeded) {
-		// The connection's deadline is the context's: the context's timer
-		// may fire a moment after the socket's, so wait for it.
-		select {
-		case <-ctx.Done():
-		case <-time.After(100 * time.Millisecond):
-		}
-	}
 	if err != nil && ctx.Err() != nil {
 		return nil, fmt.Errorf("%w (%v)", ctx.Err(), err)
 	}
