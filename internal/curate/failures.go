@@ -84,7 +84,7 @@ func (x *extractor) errors(it *Items) {
 			continue
 		}
 		c := x.call(e)
-		if trivial(c, e) {
+		if x.trivialAt(i, c) {
 			continue
 		}
 		key := episode.CallKey(c)
@@ -307,9 +307,33 @@ func textFailure(e *transcript.Event) bool {
 	return len(findings(e.Text)) > 0
 }
 
+// failureWords are what every test of failureLine needs in its line, in
+// any case: most output lines have none, and are passed over without the
+// lowered copy and the words failureLine takes of the rest.
+var failureWords = []string{"fail", "error", "fatal", "panic", "traceback", "could not"}
+
+// mayFail reports a line holding one of failureWords, ASCII case folded.
+func mayFail(l string) bool {
+	for i := 0; i < len(l); i++ {
+		c := l[i] | 0x20 // ASCII letters to lower case; what else changes matches no first letter below
+		if c != 'f' && c != 'e' && c != 'p' && c != 't' && c != 'c' {
+			continue
+		}
+		for _, w := range failureWords {
+			if w[0] == c && len(l)-i >= len(w) && strings.EqualFold(l[i:i+len(w)], w) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // failureLine reports a line that says something failed.
 func failureLine(line string) bool {
 	l := strings.TrimSpace(line)
+	if !mayFail(l) {
+		return false
+	}
 	low := strings.ToLower(l)
 	switch {
 	case strings.HasPrefix(l, "FAIL") || strings.HasPrefix(l, "--- FAIL") || strings.HasPrefix(l, "FAILED"),
