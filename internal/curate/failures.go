@@ -1,8 +1,10 @@
 package curate
 
 import (
+	"bytes"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/medallionhq/medallion/internal/episode"
 	"github.com/medallionhq/medallion/internal/medallion"
@@ -299,41 +301,55 @@ func textFailure(e *transcript.Event) bool {
 	if e.Kind != transcript.KindToolResult || failed(e) {
 		return false
 	}
-	for line := range strings.Lines(e.Text) {
-		if failureLine(line) {
-			return true
-		}
-	}
-	return len(findings(e.Text)) > 0
+	return anyFailureLine(e.Text) || len(findings(e.Text)) > 0
 }
 
-// failureWords are what every test of failureLine needs in its line, in
-// any case: most output lines have none, and are passed over without the
-// lowered copy and the words failureLine takes of the rest.
-var failureWords = []string{"fail", "error", "fatal", "panic", "traceback", "could not"}
+// lowered holds the buffers anyFailureLine lowers texts into.
+var lowered = sync.Pool{New: func() any { return new([]byte) }}
 
-// mayFail reports a line holding one of failureWords, ASCII case folded.
-func mayFail(l string) bool {
-	for i := 0; i < len(l); i++ {
-		c := l[i] | 0x20 // ASCII letters to lower case; what else changes matches no first letter below
-		if c != 'f' && c != 'e' && c != 'p' && c != 't' && c != 'c' {
-			continue
+// anyFailureLine reports whether a line of text is a failureLine. Only
+// the lines holding one of failureWords can be, so it finds those words
+// in the text lowered once (ASCII letters only: no other letter lowers to
+// one of theirs) rather than testing every line: a backfill runs this
+// over every output the agents read.
+func anyFailureLine(text string) bool {
+	bp := lowered.Get().(*[]byte)
+	defer lowered.Put(bp)
+	low := append((*bp)[:0], text...)
+	*bp = low
+	for i, c := range low {
+		if 'A' <= c && c <= 'Z' {
+			low[i] = c + 'a' - 'A'
 		}
-		for _, w := range failureWords {
-			if w[0] == c && len(l)-i >= len(w) && strings.EqualFold(l[i:i+len(w)], w) {
+	}
+	for _, w := range failureWords {
+		for off := 0; off < len(low); {
+			j := bytes.Index(low[off:], []byte(w))
+			if j < 0 {
+				break
+			}
+			at := off + j
+			start := strings.LastIndexByte(text[:at], '\n') + 1
+			end := len(text)
+			if k := strings.IndexByte(text[at:], '\n'); k >= 0 {
+				end = at + k + 1
+			}
+			if failureLine(text[start:end]) {
 				return true
 			}
+			off = end
 		}
 	}
 	return false
 }
 
+// failureWords are what every test of failureLine needs in its line, in
+// any case: most output lines have none.
+var failureWords = []string{"fail", "error", "fatal", "panic", "traceback", "could not"}
+
 // failureLine reports a line that says something failed.
 func failureLine(line string) bool {
 	l := strings.TrimSpace(line)
-	if !mayFail(l) {
-		return false
-	}
 	low := strings.ToLower(l)
 	switch {
 	case strings.HasPrefix(l, "FAIL") || strings.HasPrefix(l, "--- FAIL") || strings.HasPrefix(l, "FAILED"),

@@ -38,9 +38,12 @@ func findings(text string) []string {
 	if strings.IndexByte(text, '\x1b') >= 0 {
 		text = ansi.ReplaceAllString(text, "")
 	}
+	// Each line trimmed of spaces and box drawing; its inner spaces are
+	// collapsed (the normalised line) only where a pattern may match, so
+	// a long output is not copied line by line.
 	var lines []string
 	for line := range strings.Lines(text) {
-		lines = append(lines, collapseSpaces(strings.TrimLeft(strings.TrimSpace(line), "┃│║|")))
+		lines = append(lines, strings.TrimSpace(strings.TrimLeft(strings.TrimSpace(line), "┃│║|")))
 	}
 	var out []string
 	add := func(f string) {
@@ -54,12 +57,17 @@ func findings(text string) []string {
 			out = append(out, f)
 		}
 	}
-	for i, l := range lines {
+	for i, t := range lines {
+		// What each pattern needs of the line, tested before the copy.
+		if !strings.HasPrefix(t, "[") && !oneWord(t) && !strings.Contains(t, "error") {
+			continue
+		}
+		l := collapseSpaces(t)
 		switch {
 		case strings.HasPrefix(l, "[") && credoFinding.MatchString(l):
 			f := credoFinding.FindStringSubmatch(l)[1]
 			if i+1 < len(lines) {
-				if m := locatedLine.FindStringSubmatch(lines[i+1]); m != nil {
+				if m := locatedLine.FindStringSubmatch(collapseSpaces(lines[i+1])); m != nil {
 					f += " (" + m[1] + ")"
 				}
 			}
@@ -73,13 +81,14 @@ func findings(text string) []string {
 				if n == "" {
 					continue
 				}
+				n = collapseSpaces(n)
 				if !meaningful(n) || isDialyzerWarning(n) || len(msg) == 4 {
 					break
 				}
 				msg = append(msg, n)
 			}
 			add(m[2] + " in " + m[1] + ": " + strings.Join(msg, " "))
-		case strings.Contains(l, "error") && compilerError.MatchString(l):
+		case (strings.Contains(l, "error[E") || strings.Contains(l, "error TS")) && compilerError.MatchString(l):
 			add(compilerError.FindString(l))
 		}
 	}
@@ -100,7 +109,7 @@ func mayHaveFindings(text string) bool {
 	for line := range strings.Lines(text) {
 		// Without escapes, a line of one word is its own normalised form.
 		l := strings.TrimSpace(strings.TrimLeft(strings.TrimSpace(line), "┃│║|"))
-		if strings.IndexByte(l, ':') > 0 && strings.IndexFunc(l, unicode.IsSpace) < 0 && dialyzerWarning.MatchString(l) {
+		if strings.IndexByte(l, ':') > 0 && oneWord(l) && dialyzerWarning.MatchString(l) {
 			return true
 		}
 	}
@@ -122,6 +131,11 @@ func collapseSpaces(s string) string {
 		return strings.Join(strings.Fields(s), " ") // a trailing space
 	}
 	return s
+}
+
+// oneWord reports a trimmed line without spaces.
+func oneWord(t string) bool {
+	return strings.IndexFunc(t, unicode.IsSpace) < 0
 }
 
 // isDialyzerWarning reports a normalised line that is a dialyzer header;

@@ -41,21 +41,24 @@ func TestCollapseSpaces(t *testing.T) {
 	}
 }
 
-// TestFailureLine covers each kind of line failureLine knows, in the
-// cases it is written in, so that the cheap gate in front of it (mayFail)
-// lets each through.
-func TestFailureLine(t *testing.T) {
+// TestAnyFailureLine covers each kind of line failureLine knows, in the
+// cases it is written in, first, last (without its newline) and amid
+// other lines, so that anyFailureLine's search for failure words finds
+// each.
+func TestAnyFailureLine(t *testing.T) {
 	for _, l := range []string{"FAIL\tpkg 0.1s", "--- FAIL: TestX (0.00s)", "FAILED tests/a.py::test_b", "** (CompileError) lib/a.ex:3: undefined",
 		"error: could not find `x`", "ERROR[E0308]: mismatched", "fatal: not a git repository", "panic: runtime error",
 		"Traceback (most recent call last):", "  Could Not Compile dependency :x", "BUILD FAILED in 3s", "could not start application :app",
 		"11 tests, 4 failures", "2 Failed", "Found 3 errors.", "  \t  3 failures  "} {
-		if !failureLine(l) {
-			t.Errorf("failureLine(%q) = false, want true", l)
+		for _, text := range []string{l, l + "\nok", "ok\n" + l, "a failover\n" + l + "\n0 errors\n"} {
+			if !anyFailureLine(text) {
+				t.Errorf("anyFailureLine(%q) = false, want true", text)
+			}
 		}
 	}
-	for _, l := range []string{"", "ok  pkg 0.1s", "0 failures", "no errors", "PASS", "  all good  ", "failover configured"} {
-		if failureLine(l) {
-			t.Errorf("failureLine(%q) = true, want false", l)
+	for _, text := range []string{"", "ok  pkg 0.1s", "0 failures\nno errors\nPASS", "  all good  ", "failover configured\nerror handling in place"} {
+		if anyFailureLine(text) {
+			t.Errorf("anyFailureLine(%q) = true, want false", text)
 		}
 	}
 }
