@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime"
+	"runtime/pprof"
 	"syscall"
 
 	"github.com/hashicorp/go-hclog"
@@ -203,7 +204,7 @@ func (f *configFlags) load(cmd *cobra.Command, getenv func(string) string) (*con
 
 func (e *env) runCommand() *cobra.Command {
 	var cf configFlags
-	var pidFile string
+	var pidFile, cpuProfile string
 	cmd := &cobra.Command{
 		Use:   "run",
 		Short: "Run the daemon in the foreground",
@@ -228,14 +229,43 @@ closed, the socket removed); a second one exits at once with status 1.
 			if err != nil {
 				return err
 			}
+			if cpuProfile != "" {
+				stop, err := startCPUProfile(cpuProfile)
+				if err != nil {
+					return err
+				}
+				defer stop()
+			}
 			return e.runDaemon(cmd.Context(), cfg, pidFile)
 		},
 	}
 	cf.register(cmd)
+	// For profiling the daemon under a real workload (a backfill, say):
+	// the whole run's CPU profile, written when it stops. Hidden: it is an
+	// engineer's tool, not a setting.
+	cmd.Flags().StringVar(&cpuProfile, "cpu-profile", "", "write the daemon's CPU profile to `file` when it stops")
+	_ = cmd.Flags().MarkHidden("cpu-profile")
 	// For "medalliond start", which marks the daemons it starts.
 	cmd.Flags().StringVar(&pidFile, "pid-file", "", "write the daemon's pid to `file` while it runs")
 	_ = cmd.Flags().MarkHidden("pid-file")
 	return cmd
+}
+
+// startCPUProfile starts the CPU profile into path and returns what ends
+// it and writes it out.
+func startCPUProfile(path string) (stop func(), err error) {
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("cpu profile: %w", err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("cpu profile: %w", err)
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		_ = f.Close()
+	}, nil
 }
 
 // newLogger is the one root logger; components get Named children.

@@ -405,13 +405,20 @@ func knowledge(m *medallion.Medallion, items Items) {
 // most recent), and drops the oldest over the cap.
 func mergeTexts(old []string, add []Text, limit int) []string {
 	out := slices.Clone(old)
+	kept := make([]simText, len(out))
+	for i, s := range out {
+		kept[i] = newSimText(s)
+	}
 	for _, t := range add {
-		if i := slices.IndexFunc(out, func(s string) bool { return similar(s, t.Text) }); i >= 0 {
-			s := out[i]
+		st := newSimText(t.Text)
+		if i := slices.IndexFunc(kept, st.similar); i >= 0 {
+			s, k := out[i], kept[i]
 			out = append(slices.Delete(out, i, i+1), s)
+			kept = append(slices.Delete(kept, i, i+1), k)
 			continue
 		}
 		out = append(out, t.Text)
+		kept = append(kept, st)
 	}
 	if len(out) > limit {
 		out = out[len(out)-limit:]

@@ -92,10 +92,13 @@ var noOps = []string{"nothing to commit", "has no upstream branch", "no changes 
 	"Sibling tool call errored",
 	"paths are ignored by one of your .gitignore files"}
 
-// trivial reports calls whose failures are trivial retries: file reads,
-// searches and listings, edits that missed their target text, and git's
-// no-op refusals.
-func trivial(c, result *transcript.Event) bool {
+// Trivial calls are those whose failures are trivial retries: file
+// reads, searches and listings, edits that missed their target text, and
+// git's no-op refusals (extractor.trivialAt asks both halves below).
+
+// trivialResult is trivial's test of the result alone: a shell that never
+// ran the command, or one of git's no-op refusals.
+func trivialResult(result *transcript.Event) bool {
 	if shellMisuse(result.Text) {
 		return true
 	}
@@ -104,6 +107,12 @@ func trivial(c, result *transcript.Event) bool {
 			return true
 		}
 	}
+	return false
+}
+
+// trivialCall is trivial's test of the call: a read, search or listing,
+// or an edit that missed its target.
+func trivialCall(c, result *transcript.Event) bool {
 	if c.Command != "" {
 		f := commandWords(c.Command)
 		return len(f) == 0 || exploratory[filepath.Base(f[0])]

@@ -60,7 +60,9 @@ var commitCall = regexp.MustCompile(`\bgit(?:\s+-C\s+\S+)?\s+commit\b`)
 func (x *extractor) commits(it *Items) {
 	for i := range x.ep.Events {
 		r := &x.ep.Events[i].Event
-		if r.Kind != transcript.KindToolResult || failed(r) {
+		// " changed" first: the pattern needs it, and a search for it
+		// is far cheaper over the long outputs most results are.
+		if r.Kind != transcript.KindToolResult || failed(r) || !strings.Contains(r.Text, " changed") {
 			continue
 		}
 		m := commitLine.FindStringSubmatch(r.Text)

@@ -192,11 +192,12 @@ func Extract(ep checkpoint.Episode) Items {
 type extractor struct {
 	ep    checkpoint.Episode
 	calls map[string]*transcript.Event // tool call id → call
-	// textFailures memoizes textFailure per event index: remedy scans the
-	// events between every failure and its fix, and textFailure (a line
-	// scan plus the findings patterns) would otherwise run O(failures ×
-	// events) times on a long episode.
-	textFailures []int8 // 0 unknown, 1 yes, -1 no
+	// textFailures and trivialResults memoize textFailure and
+	// trivialResult per event index: remedy scans the events between
+	// every failure and its fix, and both read a result's whole text
+	// (textFailure a line scan plus the findings patterns), which would
+	// otherwise run O(failures × events) times on a long episode.
+	textFailures, trivialResults eventFacts
 	// firstEdit is 1 + the index of the episode's first file edit (past
 	// the end when none); 0 until editedBefore looks.
 	firstEdit int
@@ -204,16 +205,32 @@ type extractor struct {
 
 // textFailed is textFailure of event i, computed once.
 func (x *extractor) textFailed(i int) bool {
-	if x.textFailures == nil {
-		x.textFailures = make([]int8, len(x.ep.Events))
+	return x.textFailures.get(x, i, textFailure)
+}
+
+// trivialAt reports whether event i, a result, and its call c are a
+// trivial retry (see trivialResult and trivialCall); the part that reads
+// the result's text is computed once.
+func (x *extractor) trivialAt(i int, c *transcript.Event) bool {
+	e := &x.ep.Events[i].Event
+	return x.trivialResults.get(x, i, trivialResult) || trivialCall(c, e)
+}
+
+// eventFacts memoizes a yes-or-no fact of each event of an episode.
+type eventFacts []int8 // 0 unknown, 1 yes, -1 no
+
+// get returns fact of event i, computing it the first time.
+func (f *eventFacts) get(x *extractor, i int, fact func(*transcript.Event) bool) bool {
+	if *f == nil {
+		*f = make([]int8, len(x.ep.Events))
 	}
-	if v := x.textFailures[i]; v != 0 {
+	if v := (*f)[i]; v != 0 {
 		return v > 0
 	}
-	ok := textFailure(&x.ep.Events[i].Event)
-	x.textFailures[i] = -1
+	ok := fact(&x.ep.Events[i].Event)
+	(*f)[i] = -1
 	if ok {
-		x.textFailures[i] = 1
+		(*f)[i] = 1
 	}
 	return ok
 }

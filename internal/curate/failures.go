@@ -1,8 +1,10 @@
 package curate
 
 import (
+	"bytes"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/medallionhq/medallion/internal/episode"
 	"github.com/medallionhq/medallion/internal/medallion"
@@ -84,7 +86,7 @@ func (x *extractor) errors(it *Items) {
 			continue
 		}
 		c := x.call(e)
-		if trivial(c, e) {
+		if x.trivialAt(i, c) {
 			continue
 		}
 		key := episode.CallKey(c)
@@ -299,13 +301,51 @@ func textFailure(e *transcript.Event) bool {
 	if e.Kind != transcript.KindToolResult || failed(e) {
 		return false
 	}
-	for line := range strings.Lines(e.Text) {
-		if failureLine(line) {
-			return true
+	return anyFailureLine(e.Text) || len(findings(e.Text)) > 0
+}
+
+// lowered holds the buffers anyFailureLine lowers texts into.
+var lowered = sync.Pool{New: func() any { return new([]byte) }}
+
+// anyFailureLine reports whether a line of text is a failureLine. Only
+// the lines holding one of failureWords can be, so it finds those words
+// in the text lowered once (ASCII letters only: no other letter lowers to
+// one of theirs) rather than testing every line: a backfill runs this
+// over every output the agents read.
+func anyFailureLine(text string) bool {
+	bp := lowered.Get().(*[]byte)
+	defer lowered.Put(bp)
+	low := append((*bp)[:0], text...)
+	*bp = low
+	for i, c := range low {
+		if 'A' <= c && c <= 'Z' {
+			low[i] = c + 'a' - 'A'
 		}
 	}
-	return len(findings(e.Text)) > 0
+	for _, w := range failureWords {
+		for off := 0; off < len(low); {
+			j := bytes.Index(low[off:], []byte(w))
+			if j < 0 {
+				break
+			}
+			at := off + j
+			start := strings.LastIndexByte(text[:at], '\n') + 1
+			end := len(text)
+			if k := strings.IndexByte(text[at:], '\n'); k >= 0 {
+				end = at + k + 1
+			}
+			if failureLine(text[start:end]) {
+				return true
+			}
+			off = end
+		}
+	}
+	return false
 }
+
+// failureWords are what every test of failureLine needs in its line, in
+// any case: most output lines have none.
+var failureWords = []string{"fail", "error", "fatal", "panic", "traceback", "could not"}
 
 // failureLine reports a line that says something failed.
 func failureLine(line string) bool {

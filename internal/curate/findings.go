@@ -3,6 +3,7 @@ package curate
 import (
 	"regexp"
 	"strings"
+	"unicode"
 )
 
 // maxFindings bounds the entries one run yields: a lint run reporting
@@ -31,9 +32,18 @@ var (
 // each fixed by its own edit. Headers, box drawing and ANSI codes are no
 // findings.
 func findings(text string) []string {
+	if !mayHaveFindings(text) {
+		return nil
+	}
+	if strings.IndexByte(text, '\x1b') >= 0 {
+		text = ansi.ReplaceAllString(text, "")
+	}
+	// Each line trimmed of spaces and box drawing; its inner spaces are
+	// collapsed (the normalised line) only where a pattern may match, so
+	// a long output is not copied line by line.
 	var lines []string
-	for line := range strings.Lines(ansi.ReplaceAllString(text, "")) {
-		lines = append(lines, strings.Join(strings.Fields(strings.TrimLeft(strings.TrimSpace(line), "┃│║|")), " "))
+	for line := range strings.Lines(text) {
+		lines = append(lines, strings.TrimSpace(strings.TrimLeft(strings.TrimSpace(line), "┃│║|")))
 	}
 	var out []string
 	add := func(f string) {
@@ -47,17 +57,22 @@ func findings(text string) []string {
 			out = append(out, f)
 		}
 	}
-	for i, l := range lines {
+	for i, t := range lines {
+		// What each pattern needs of the line, tested before the copy.
+		if !strings.HasPrefix(t, "[") && !oneWord(t) && !strings.Contains(t, "error") {
+			continue
+		}
+		l := collapseSpaces(t)
 		switch {
-		case credoFinding.MatchString(l):
+		case strings.HasPrefix(l, "[") && credoFinding.MatchString(l):
 			f := credoFinding.FindStringSubmatch(l)[1]
 			if i+1 < len(lines) {
-				if m := locatedLine.FindStringSubmatch(lines[i+1]); m != nil {
+				if m := locatedLine.FindStringSubmatch(collapseSpaces(lines[i+1])); m != nil {
 					f += " (" + m[1] + ")"
 				}
 			}
 			add(f)
-		case dialyzerWarning.MatchString(l):
+		case isDialyzerWarning(l):
 			m := dialyzerWarning.FindStringSubmatch(l)
 			var msg []string
 			// The message runs to the separator rule or the next warning,
@@ -66,15 +81,65 @@ func findings(text string) []string {
 				if n == "" {
 					continue
 				}
-				if !meaningful(n) || dialyzerWarning.MatchString(n) || len(msg) == 4 {
+				n = collapseSpaces(n)
+				if !meaningful(n) || isDialyzerWarning(n) || len(msg) == 4 {
 					break
 				}
 				msg = append(msg, n)
 			}
 			add(m[2] + " in " + m[1] + ": " + strings.Join(msg, " "))
-		case compilerError.MatchString(l):
+		case (strings.Contains(l, "error[E") || strings.Contains(l, "error TS")) && compilerError.MatchString(l):
 			add(compilerError.FindString(l))
 		}
 	}
 	return out
+}
+
+// mayHaveFindings is false for a text in which findings cannot find
+// anything, found without its per-line copies and patterns: most tool
+// output (file reads, listings, logs) has none, and a backfill runs this
+// over every result. Each test is one a finding's pattern needs: an arrow
+// for credo, "error" for a compiler's diagnostic, a line of one word with
+// a colon for dialyzer; a text with terminal escapes takes the whole path,
+// since removing them can change where a line starts.
+func mayHaveFindings(text string) bool {
+	if strings.Contains(text, "error") || strings.ContainsAny(text, "↘→↗↑↓") || strings.IndexByte(text, '\x1b') >= 0 {
+		return true
+	}
+	for line := range strings.Lines(text) {
+		// Without escapes, a line of one word is its own normalised form.
+		l := strings.TrimSpace(strings.TrimLeft(strings.TrimSpace(line), "┃│║|"))
+		if strings.IndexByte(l, ':') > 0 && oneWord(l) && dialyzerWarning.MatchString(l) {
+			return true
+		}
+	}
+	return false
+}
+
+// collapseSpaces is strings.Join(strings.Fields(s), " "), without the
+// copies when s is already so (most lines are).
+func collapseSpaces(s string) string {
+	prevSpace := true // a leading space is collapsed too
+	for _, r := range s {
+		space := unicode.IsSpace(r)
+		if space && (r != ' ' || prevSpace) {
+			return strings.Join(strings.Fields(s), " ")
+		}
+		prevSpace = space
+	}
+	if prevSpace && s != "" {
+		return strings.Join(strings.Fields(s), " ") // a trailing space
+	}
+	return s
+}
+
+// oneWord reports a trimmed line without spaces.
+func oneWord(t string) bool {
+	return strings.IndexFunc(t, unicode.IsSpace) < 0
+}
+
+// isDialyzerWarning reports a normalised line that is a dialyzer header;
+// the header is one word, so a line with a space is none.
+func isDialyzerWarning(l string) bool {
+	return strings.IndexByte(l, ' ') < 0 && dialyzerWarning.MatchString(l)
 }

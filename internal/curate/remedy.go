@@ -46,7 +46,7 @@ func (x *extractor) remedyOf(from, to int, success *transcript.Event) (remedy st
 			}
 		case e.Kind == transcript.KindToolResult && succeeded(e) && !x.textFailed(i):
 			c := x.call(e)
-			if c.Command == "" || trivial(c, e) || len(ran) == maxRan {
+			if c.Command == "" || x.trivialAt(i, c) || len(ran) == maxRan {
 				continue
 			}
 			if k := commandKey(c.Command); !seen[k] && !readOnly(k) {

@@ -1,6 +1,7 @@
 package curate
 
 import (
+	"slices"
 	"strings"
 	"unicode"
 )
@@ -21,12 +22,32 @@ const similarThreshold = 0.8
 // similar reports whether two texts say the same thing: equal once
 // normalized, or word sets with a Jaccard similarity of at least 0.8.
 func similar(a, b string) bool {
-	na, nb := normalize(a), normalize(b)
-	if na == nb {
+	return newSimText(a).similar(newSimText(b))
+}
+
+// simText is a text as similar compares it, worked out once where one text
+// is compared with many (the dedups, a merge).
+type simText struct {
+	norm  string
+	words map[string]bool
+}
+
+func newSimText(s string) simText {
+	n := normalize(s)
+	return simText{norm: n, words: wordSet(n)}
+}
+
+func (a simText) similar(b simText) bool {
+	if a.norm == b.norm {
 		return true
 	}
-	wa, wb := wordSet(na), wordSet(nb)
+	wa, wb := a.words, b.words
 	if len(wa) == 0 || len(wb) == 0 {
+		return false
+	}
+	// The shared words are at most the smaller set and the union at least
+	// the larger: sets this far apart in size cannot be similar.
+	if float64(min(len(wa), len(wb))) < similarThreshold*float64(max(len(wa), len(wb))) {
 		return false
 	}
 	inter := 0
@@ -39,27 +60,15 @@ func similar(a, b string) bool {
 	return float64(inter)/float64(union) >= similarThreshold
 }
 
-func wordSet(s string) map[string]bool {
-	out := map[string]bool{}
-	for _, w := range strings.Fields(s) {
-		out[w] = true
-	}
-	return out
-}
-
 // dedupBy keeps the first of each group of similar items, in order.
 func dedupBy[T any](items []T, text func(T) string) []T {
 	var out []T
+	var kept []simText
 	for _, it := range items {
-		dup := false
-		for _, o := range out {
-			if similar(text(it), text(o)) {
-				dup = true
-				break
-			}
-		}
-		if !dup {
+		st := newSimText(text(it))
+		if !slices.ContainsFunc(kept, st.similar) {
 			out = append(out, it)
+			kept = append(kept, st)
 		}
 	}
 	return out
@@ -69,18 +78,23 @@ func dedupBy[T any](items []T, text func(T) string) []T {
 // all.
 func dedupTexts(items []Text) []Text {
 	var out []Text
+	var kept []simText
 	for _, it := range items {
-		merged := false
-		for i := range out {
-			if similar(it.Text, out[i].Text) {
-				out[i].Evidence.EventIDs = append(out[i].Evidence.EventIDs, it.Evidence.EventIDs...)
-				merged = true
-				break
-			}
+		st := newSimText(it.Text)
+		if i := slices.IndexFunc(kept, st.similar); i >= 0 {
+			out[i].Evidence.EventIDs = append(out[i].Evidence.EventIDs, it.Evidence.EventIDs...)
+			continue
 		}
-		if !merged {
-			out = append(out, it)
-		}
+		out = append(out, it)
+		kept = append(kept, st)
+	}
+	return out
+}
+
+func wordSet(s string) map[string]bool {
+	out := map[string]bool{}
+	for _, w := range strings.Fields(s) {
+		out[w] = true
 	}
 	return out
 }

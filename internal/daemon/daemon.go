@@ -130,10 +130,7 @@ func Run(ctx context.Context, cfg *config.Config, logger hclog.Logger, opts ...O
 		// request faults them back without reading the disk). Work that
 		// only reads (an export, a burst of loads, a restart's catching
 		// up) ends in no quiet and was otherwise never handed back.
-		OnIdle: func() {
-			debug.FreeOSMemory()
-			resident.DropExecutable()
-		},
+		OnIdle: releaseMemory,
 	})
 	if err != nil {
 		return err
@@ -260,3 +257,10 @@ type runningError struct {
 
 func (e *runningError) Error() string   { return e.msg }
 func (e *runningError) Unwrap() []error { return []error{ErrAlreadyRunning, e.cause} }
+
+// releaseMemory hands freed heap back to the OS and drops the resident
+// pages of the daemon's own code: what an idle daemon need not hold.
+func releaseMemory() {
+	debug.FreeOSMemory()
+	resident.DropExecutable()
+}

@@ -85,6 +85,13 @@ func (e *exporter) start() {
 			if err := e.export(context.Background()); err != nil {
 				e.log.Error("automatic export failed; the next is tried at the next interval", "dir", e.dir, "error", err)
 			}
+			// An export reads every version: hand back the store's pages,
+			// the heap it decoded them into and the code it ran now, not
+			// up to a minute later at the store's next idle check (an
+			// automatic export is most often the only work of an idle
+			// daemon; issue 12's idle RSS).
+			e.st.PageOut()
+			releaseMemory()
 			t.Reset(e.interval)
 		}
 	}()

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"syscall"
@@ -23,6 +24,9 @@ import (
 //	MEDALLION_PERF=1 go test -run '^$' -bench Footprint -benchtime 1x -timeout 60m ./internal/e2e
 //
 // MEDALLION_PERF_IDLE sets the idle measurement (default 60s).
+// MEDALLION_PERF_CORPUS=N makes BenchmarkFootprintBackfill read N copies of
+// the shared corpus's real Claude Code sessions (every id rewritten per
+// copy) instead of generated ones; 41 copies are about 1.6 GB.
 const (
 	footprintFiles = 2000
 	footprintBytes = 1 << 30
@@ -79,7 +83,14 @@ func BenchmarkFootprintIdleEmpty(b *testing.B) {
 func BenchmarkFootprintBackfill(b *testing.B) {
 	idle := perfOnly(b)
 	root := b.TempDir()
-	total := writeFootprint(b, root)
+	total, files := writeFootprint(b, root)
+	if n := os.Getenv("MEDALLION_PERF_CORPUS"); n != "" {
+		copies, err := strconv.Atoi(n)
+		if err != nil || copies < 1 {
+			b.Fatalf("MEDALLION_PERF_CORPUS=%q: want a number of copies", n)
+		}
+		total, files = writeCorpusCopies(b, root, copies)
+	}
 	dec := decodeRate(b, root)
 	decode := dec.wall
 	b.ReportMetric(decode/1e6, "map-decode-MB/s")
@@ -139,7 +150,7 @@ func BenchmarkFootprintBackfill(b *testing.B) {
 		rate := float64(total) / elapsed.Seconds()
 		cpuRate := float64(total) / readCPU
 		b.Logf("%d MiB in %d files: read in %s (%.1f MB/s, %.2f× a map[string]any decode at %.1f MB/s; %.1f CPU-s, %.2f× the decode's bytes per CPU-second), checkpoints settled at %s",
-			total>>20, footprintFiles, elapsed.Round(time.Millisecond), rate/1e6, rate/decode, decode/1e6,
+			total>>20, files, elapsed.Round(time.Millisecond), rate/1e6, rate/decode, decode/1e6,
 			readCPU, cpuRate/dec.cpu, settled.Round(time.Second))
 		b.Logf("RSS: peak %.0f MB, settled %.0f MB, idle %.0f MB, 10 s after a restart %.0f MB, then idle %.0f MB; idle CPU %.3f %% over %s",
 			hwm, settledRSS, idleRSS, restartRSS, restartIdleRSS, cpu, idle)
@@ -156,11 +167,14 @@ func BenchmarkFootprintBackfill(b *testing.B) {
 
 // writeFootprint writes footprintBytes of sessions in footprintFiles files
 // (each its own session, spread over 20 projects) dated two days back, and
-// returns the bytes written.
-func writeFootprint(b *testing.B, root string) int64 {
+// returns the bytes and files written; with MEDALLION_PERF_CORPUS set it
+// writes nothing (writeCorpusCopies does).
+func writeFootprint(b *testing.B, root string) (total int64, files int) {
 	b.Helper()
+	if os.Getenv("MEDALLION_PERF_CORPUS") != "" {
+		return 0, 0
+	}
 	per := int64(footprintBytes / footprintFiles)
-	var total int64
 	old := time.Now().Add(-48 * time.Hour)
 	for i := range footprintFiles {
 		id := fmt.Sprintf("fp%06d-0000-4000-8000-%012d", i, i)
@@ -176,16 +190,62 @@ func writeFootprint(b *testing.B, root string) int64 {
 				buf.Write(l)
 			}
 		}
-		path := filepath.Join(dir, id+".jsonl")
-		if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
-			b.Fatal(err)
-		}
-		if err := os.Chtimes(path, old, old); err != nil {
-			b.Fatal(err)
-		}
+		writeOld(b, filepath.Join(dir, id+".jsonl"), buf.Bytes(), old)
 		total += int64(buf.Len())
 	}
-	return total
+	return total, footprintFiles
+}
+
+// sharedClaudeCorpus holds the shared corpus's real Claude Code sessions,
+// when this repository sits next to it.
+var sharedClaudeCorpus = filepath.Join("..", "..", "..", "shared", "corpus", "claude-code")
+
+// uuidPattern matches the ids a Claude Code transcript carries (session,
+// message, tool call parents).
+var uuidPattern = regexp.MustCompile(`[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}`)
+
+// writeCorpusCopies writes copies of the shared corpus's Claude Code
+// sessions under root, one project folder per copy, every id rewritten per
+// copy (its first byte) so that no two copies share a session or an event,
+// dated two days back; it skips the benchmark when the corpus is absent.
+func writeCorpusCopies(b *testing.B, root string, copies int) (total int64, files int) {
+	b.Helper()
+	srcs, _ := filepath.Glob(filepath.Join(sharedClaudeCorpus, "*.jsonl"))
+	if len(srcs) == 0 {
+		b.Skipf("no Claude Code sessions in %s", sharedClaudeCorpus)
+	}
+	old := time.Now().Add(-48 * time.Hour)
+	for _, src := range srcs {
+		data, err := os.ReadFile(src)
+		if err != nil {
+			b.Fatal(err)
+		}
+		for k := range copies {
+			prefix := []byte(fmt.Sprintf("%02x", k%256))
+			copied := uuidPattern.ReplaceAllFunc(data, func(id []byte) []byte {
+				return append(append([]byte{}, prefix...), id[2:]...)
+			})
+			dir := filepath.Join(root, fmt.Sprintf("-home-dev-copy%03d", k))
+			if err := os.MkdirAll(dir, 0o755); err != nil {
+				b.Fatal(err)
+			}
+			writeOld(b, filepath.Join(dir, fmt.Sprintf("%03d-%s", k, filepath.Base(src))), copied, old)
+			total += int64(len(copied))
+			files++
+		}
+	}
+	return total, files
+}
+
+// writeOld writes a file last modified at mtime.
+func writeOld(b *testing.B, path string, data []byte, mtime time.Time) {
+	b.Helper()
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		b.Fatal(err)
+	}
+	if err := os.Chtimes(path, mtime, mtime); err != nil {
+		b.Fatal(err)
+	}
 }
 
 // decoding is how fast one goroutine decodes every line under root into a

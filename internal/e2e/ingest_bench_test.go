@@ -62,7 +62,9 @@ func writeBackfill(tb testing.TB, root string, files int, size int64) int64 {
 // CPU time per byte (decode's over the daemon's, all its goroutines
 // included, up to the last byte read). The checkpoint triggers are the
 // defaults (every 10 events), so checkpoints run during the backfill as
-// they would on a first start.
+// they would on a first start; checkpoints-settled-s is when the last of
+// them ran (after the start, once none has run for 3 s): whether they
+// keep up with the reading.
 func BenchmarkBackfill(b *testing.B) {
 	if _, err := os.Stat("/proc/self/status"); err != nil {
 		b.Skip("needs /proc for the peak RSS")
@@ -73,7 +75,7 @@ func BenchmarkBackfill(b *testing.B) {
 	b.ResetTimer()
 	var hwm float64
 	var events int64
-	var ratios, cpuRatios []float64
+	var ratios, cpuRatios, settles []float64
 	for range b.N {
 		b.StopTimer()
 		decode := decodeRate(b, root)
@@ -89,18 +91,27 @@ func BenchmarkBackfill(b *testing.B) {
 		elapsed := time.Since(start)
 		b.StopTimer()
 		daemonCPU := float64(cpuTicks(b, d.pid())) / 100 // USER_HZ
+		// Checkpoints keeping up: how long after the start the last one
+		// ran, once none has run for 3 s.
+		settled, count := time.Since(start), st.Checkpoints
+		for quiet := time.Now(); time.Since(quiet) < 3*time.Second; time.Sleep(100 * time.Millisecond) {
+			if n := d.status().Checkpoints; n != count {
+				settled, count, quiet = time.Since(start), n, time.Now()
+			}
+		}
 		_, h, err := procMemory(d.pid())
 		if err != nil {
 			b.Fatal(err)
 		}
 		hwm = max(hwm, h)
 		events = st.Events
+		settles = append(settles, settled.Seconds())
 		rate, cpuRate := float64(total)/elapsed.Seconds(), float64(total)/daemonCPU
 		ratios = append(ratios, rate/decode.wall)
 		cpuRatios = append(cpuRatios, cpuRate/decode.cpu)
-		b.Logf("%d MB in %s: %.1f MB/s, %.2f× a map[string]any decode at %.1f MB/s; CPU %.1f s, %.1f MB per CPU-second, %.2f× the decode's %.1f; %d events, peak RSS %.0f MB",
+		b.Logf("%d MB in %s: %.1f MB/s, %.2f× a map[string]any decode at %.1f MB/s; CPU %.1f s, %.1f MB per CPU-second, %.2f× the decode's %.1f; %d events, peak RSS %.0f MB; %d checkpoints, the last %s after the start",
 			total>>20, elapsed.Round(time.Millisecond), rate/1e6, rate/decode.wall, decode.wall/1e6,
-			daemonCPU, cpuRate/1e6, cpuRate/decode.cpu, decode.cpu/1e6, st.Events, h)
+			daemonCPU, cpuRate/1e6, cpuRate/decode.cpu, decode.cpu/1e6, st.Events, h, count, settled.Round(time.Millisecond))
 		d.stop()
 		b.StartTimer()
 	}
@@ -108,4 +119,5 @@ func BenchmarkBackfill(b *testing.B) {
 	b.ReportMetric(float64(events), "events")
 	b.ReportMetric(slices.Min(ratios), "min-vs-map-decode")
 	b.ReportMetric(slices.Min(cpuRatios), "min-cpu-vs-map-decode")
+	b.ReportMetric(slices.Max(settles), "checkpoints-settled-s")
 }

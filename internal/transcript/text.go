@@ -79,25 +79,39 @@ var base64Chars = func() (t [256]bool) {
 // with a placeholder, so that images and other blobs pasted into outputs
 // never reach the store or a curation prompt.
 func scrubBase64(s string) string {
-	if len(s) < minBase64Run {
-		return s
-	}
 	var b strings.Builder
-	last, run := 0, 0
-	for i := 0; i <= len(s); i++ {
-		if i < len(s) && base64Chars[s[i]] {
-			run++
+	last := 0
+	// i is where a run may start: 0, or just past a byte that is not
+	// base64. A run of minBase64Run from i must hold the byte at
+	// i+minBase64Run-1, so that byte is looked at first: in prose and code
+	// it is soon a space or a bracket and the window is passed over, or
+	// the run it ends turns out shorter, looked at back to its start. Each
+	// byte is looked at about twice at most; most are never looked at.
+	for i := 0; i+minBase64Run <= len(s); {
+		j := i + minBase64Run - 1
+		if !base64Chars[s[j]] {
+			i = j + 1
 			continue
 		}
-		if run >= minBase64Run {
-			if b.Len() == 0 {
-				b.Grow(len(s))
-			}
-			b.WriteString(s[last : i-run])
-			fmt.Fprintf(&b, "[binary data: %s]", byteSize(run))
-			last = i
+		k := j
+		for k > i && base64Chars[s[k-1]] {
+			k--
 		}
-		run = 0
+		if k > i {
+			i = k // s[k-1] is not base64: a run may start at k
+			continue
+		}
+		end := j + 1 // s[i:end] is a run, maximal at its start
+		for end < len(s) && base64Chars[s[end]] {
+			end++
+		}
+		if b.Len() == 0 {
+			b.Grow(len(s))
+		}
+		b.WriteString(s[last:i])
+		fmt.Fprintf(&b, "[binary data: %s]", byteSize(end-i))
+		last = end
+		i = end + 1
 	}
 	if last == 0 {
 		return s
