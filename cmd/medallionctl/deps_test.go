@@ -2,6 +2,7 @@ package main
 
 import (
 	"os/exec"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -59,6 +60,18 @@ func TestDeps(t *testing.T) {
 				t.Errorf("medallionctl depends on %s; the CLI must reach the daemon through internal/client only", dep)
 			}
 		}
+	}
+	// net stays linked (pflag imports it), but the client dials with
+	// system calls: net.Dialer's goroutine and the poller's wake-ups cost
+	// the SessionStart hook more than its request (internal/client/dial_unix.go).
+	list := exec.Command(goTool, "list", "-f", `{{join .Imports "\n"}}`, "./internal/client")
+	list.Dir = cmd.Dir
+	imports, err := list.Output()
+	if err != nil || !strings.Contains(string(imports), "syscall") {
+		t.Fatalf("go list internal/client: %v\n%s", err, imports)
+	}
+	if slices.Contains(strings.Fields(string(imports)), "net") {
+		t.Error("internal/client imports net on this OS; dial the socket with system calls (dial_unix.go)")
 	}
 	// Guard the guard: the list must be the real one.
 	if !strings.Contains(string(out), "github.com/medallionhq/medallion/internal/client\n") {
