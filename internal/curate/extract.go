@@ -198,6 +198,9 @@ type extractor struct {
 	// (textFailure a line scan plus the findings patterns), which would
 	// otherwise run O(failures × events) times on a long episode.
 	textFailures, trivialResults eventFacts
+	// gists memoizes editGist per event index, for the same walks: an
+	// edit's gist decodes its JSON input.
+	gists map[int]string
 	// firstEdit is 1 + the index of the episode's first file edit (past
 	// the end when none); 0 until editedBefore looks.
 	firstEdit int
@@ -214,6 +217,19 @@ func (x *extractor) textFailed(i int) bool {
 func (x *extractor) trivialAt(i int, c *transcript.Event) bool {
 	e := &x.ep.Events[i].Event
 	return x.trivialResults.get(x, i, trivialResult) || trivialCall(c, e)
+}
+
+// editGistAt is editGist of event i's input, worked out once.
+func (x *extractor) editGistAt(i int) string {
+	if g, ok := x.gists[i]; ok {
+		return g
+	}
+	if x.gists == nil {
+		x.gists = map[int]string{}
+	}
+	g := editGist(x.ep.Events[i].Event.Text)
+	x.gists[i] = g
+	return g
 }
 
 // eventFacts memoizes a yes-or-no fact of each event of an episode.

@@ -19,7 +19,10 @@ type openError struct {
 	event *transcript.Event
 	call  *transcript.Event
 	key   string
-	sig   string // one finding of a run that reported several; "" for the whole failure
+	// sig is what the failure is known by: one finding of a run that
+	// reported several, or the whole failure's signature, worked out once
+	// (every later failure and success compares with it); "" until known.
+	sig string
 }
 
 // signature is what the failure is known by: its own finding, or the
@@ -135,7 +138,7 @@ func (x *extractor) errors(it *Items) {
 				}
 				continue
 			}
-			open[key] = openError{index: i, event: e, call: c, key: key}
+			open[key] = openError{index: i, event: e, call: c, key: key, sig: sig}
 			order = append(slices.DeleteFunc(order, func(k string) bool { return k == key }), key)
 		case succeeded(e):
 			lastSuccess = i

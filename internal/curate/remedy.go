@@ -41,7 +41,7 @@ func (x *extractor) remedyOf(from, to int, success *transcript.Event) (remedy st
 					edited = append(edited, p)
 				}
 			}
-			if g := editGist(e.Text); g != "" && len(gists) < maxGists && !slices.Contains(gists, g) {
+			if g := x.editGistAt(i); g != "" && len(gists) < maxGists && !slices.Contains(gists, g) {
 				gists = append(gists, g)
 			}
 		case e.Kind == transcript.KindToolResult && succeeded(e) && !x.textFailed(i):
