@@ -130,6 +130,38 @@ type applier struct {
 	m     *medallion.Medallion
 	high  map[string]int // "D", "Q" → highest number seen
 	notes []string
+	// sims and claims hold what similar and contradicts work out of each
+	// statement: every new item is compared with every kept one, and a
+	// long episode brings many (a backfill spent a third of its
+	// checkpoints' time redoing it).
+	sims   map[string]simText
+	claims map[string]*claim
+}
+
+// sim is newSimText(s), worked out once per applier.
+func (a *applier) sim(s string) simText {
+	st, ok := a.sims[s]
+	if !ok {
+		if a.sims == nil {
+			a.sims = map[string]simText{}
+		}
+		st = newSimText(s)
+		a.sims[s] = st
+	}
+	return st
+}
+
+// claim is newClaim(s), worked out once per applier.
+func (a *applier) claim(s string) *claim {
+	c, ok := a.claims[s]
+	if !ok {
+		if a.claims == nil {
+			a.claims = map[string]*claim{}
+		}
+		c = newClaim(s)
+		a.claims[s] = c
+	}
+	return c
 }
 
 // maxEventIDs bounds the event ids one evidence entry keeps (the newest).
@@ -199,17 +231,18 @@ func (a *applier) next(prefix string) string {
 // decisions removed.
 func (a *applier) supersede(newer string) []string {
 	var refs []string
+	n := a.claim(newer)
 	// A pinned item is the user's to change: a curator's newer statement
 	// neither removes it nor claims to supersede it.
 	a.m.Decisions = slices.DeleteFunc(a.m.Decisions, func(d medallion.Decision) bool {
-		if !a.m.IsPinned(d.ID, "") && contradicts(d.Statement, newer) {
+		if !a.m.IsPinned(d.ID, "") && a.claim(d.Statement).contradictedBy(n) {
 			refs = append(refs, "supersedes "+d.ID+" ("+d.Statement+")")
 			return true
 		}
 		return false
 	})
 	a.m.Affordances.Invariants = slices.DeleteFunc(a.m.Affordances.Invariants, func(s string) bool {
-		return !a.m.IsPinned("invariant", s) && contradicts(s, newer)
+		return !a.m.IsPinned("invariant", s) && a.claim(s).contradictedBy(n)
 	})
 	return refs
 }
@@ -218,7 +251,7 @@ func (a *applier) supersede(newer string) []string {
 // decision supersedes it, and the summary says so.
 func (a *applier) invariants(ts []Text) {
 	for _, t := range ts {
-		if !slices.ContainsFunc(a.m.Affordances.Invariants, func(s string) bool { return similar(s, t.Text) }) {
+		if tn := a.sim(t.Text); !slices.ContainsFunc(a.m.Affordances.Invariants, func(s string) bool { return a.sim(s).similar(tn) }) {
 			for _, ref := range a.supersede(t.Text) {
 				a.notes = append(a.notes, "The user's rule \""+t.Text+"\" "+ref+".")
 			}
@@ -242,7 +275,8 @@ func (a *applier) decisions(ds []Decision) {
 			a.record(m.Decisions[i].ID, "", d.Evidence)
 			continue
 		}
-		if i := slices.IndexFunc(m.Decisions, func(e medallion.Decision) bool { return similar(e.Statement, d.Statement) }); i >= 0 {
+		dn := a.sim(d.Statement)
+		if i := slices.IndexFunc(m.Decisions, func(e medallion.Decision) bool { return a.sim(e.Statement).similar(dn) }); i >= 0 {
 			m.Decisions[i].Confidence = min(confidenceMax, max(m.Decisions[i].Confidence, 0)+confidenceStep)
 			a.record(m.Decisions[i].ID, "", d.Evidence)
 			continue

@@ -99,16 +99,39 @@ const contradictThreshold = 0.6
 
 // contradicts reports whether newer negates or replaces older.
 func contradicts(older, newer string) bool {
-	if x, y, ok := replacement(newer); ok {
-		cy, cx, co := content(y), content(x), content(older)
-		if len(cy) > 0 && !negative(older) && overlap(co, cy)*2 >= len(cy) && overlap(co, cx) == 0 {
+	return newClaim(older).contradictedBy(newClaim(newer))
+}
+
+// claim is a statement as contradicts reads it, worked out once where one
+// statement meets many (applier.claim).
+type claim struct {
+	negative bool
+	content  map[string]bool
+	// replaces: the statement is "y instead of x"; x and y are the
+	// content of each side.
+	replaces bool
+	x, y     map[string]bool
+}
+
+func newClaim(s string) *claim {
+	c := &claim{negative: negative(s), content: content(s)}
+	if x, y, ok := replacement(s); ok {
+		c.replaces, c.x, c.y = true, content(x), content(y)
+	}
+	return c
+}
+
+// contradictedBy is contradicts(older, newer) for older c.
+func (c *claim) contradictedBy(newer *claim) bool {
+	if newer.replaces {
+		if len(newer.y) > 0 && !c.negative && overlap(c.content, newer.y)*2 >= len(newer.y) && overlap(c.content, newer.x) == 0 {
 			return true
 		}
 	}
-	if negative(older) == negative(newer) {
+	if c.negative == newer.negative {
 		return false
 	}
-	co, cn := content(older), content(newer)
+	co, cn := c.content, newer.content
 	if len(co) == 0 || len(cn) == 0 {
 		return false
 	}
