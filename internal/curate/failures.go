@@ -312,10 +312,20 @@ var lowered = sync.Pool{New: func() any { return new([]byte) }}
 
 // anyFailureLine reports whether a line of text is a failureLine. Only
 // the lines holding one of failureWords can be, so it finds those words
-// in the text lowered once (ASCII letters only: no other letter lowers to
-// one of theirs) rather than testing every line: a backfill runs this
-// over every output the agents read.
+// in the text lowered once (ASCII letters only) rather than testing every
+// line: a backfill runs this over every output the agents read. Two
+// letters beyond ASCII lower to one of its: the Kelvin sign to k, which no
+// lowered test of failureLine holds, and the dotted capital I to i, which
+// "failed" does ("2 faİled"); a text with it is tested line by line.
 func anyFailureLine(text string) bool {
+	if strings.Contains(text, "\u0130") {
+		for line := range strings.Lines(text) {
+			if failureLine(line) {
+				return true
+			}
+		}
+		return false
+	}
 	bp := lowered.Get().(*[]byte)
 	defer lowered.Put(bp)
 	low := append((*bp)[:0], text...)

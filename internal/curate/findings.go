@@ -109,7 +109,7 @@ func mayHaveFindings(text string) bool {
 	for line := range strings.Lines(text) {
 		// Without escapes, a line of one word is its own normalised form.
 		l := strings.TrimSpace(strings.TrimLeft(strings.TrimSpace(line), "┃│║|"))
-		if strings.IndexByte(l, ':') > 0 && oneWord(l) && dialyzerWarning.MatchString(l) {
+		if strings.IndexByte(l, ':') >= 0 && oneWord(l) && dialyzerWarning.MatchString(l) {
 			return true
 		}
 	}
