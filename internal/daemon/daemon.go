@@ -135,6 +135,11 @@ func Run(ctx context.Context, cfg *config.Config, logger hclog.Logger, opts ...O
 	if err != nil {
 		return err
 	}
+	defer func() {
+		if cerr := st.Close(); cerr != nil && err == nil {
+			err = cerr
+		}
+	}()
 	dk.attach(st)
 	if cfg.Export.Every > 0 {
 		exp := newExporter(st, cfg.DataDir, logger.Named("export"))
@@ -150,11 +155,6 @@ func Run(ctx context.Context, cfg *config.Config, logger hclog.Logger, opts ...O
 	} else {
 		logger.Info("automatic export off (export { every = \"off\" })")
 	}
-	defer func() {
-		if cerr := st.Close(); cerr != nil && err == nil {
-			err = cerr
-		}
-	}()
 
 	// The search index joins every version write from here on; a store
 	// written before it existed is indexed now, once.

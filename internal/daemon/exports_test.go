@@ -87,3 +87,26 @@ func TestDaemonExportsByItself(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestExporterStopsBeforeTheStore: on shutdown the exporter stops before
+// the store closes, so an export due then neither fails on a closed store
+// nor logs an error. The exporter here exports without pause, so one is
+// due whenever the daemon stops.
+func TestExporterStopsBeforeTheStore(t *testing.T) {
+	prevInterval, prevDelay := exportInterval, exportDelay
+	exportInterval, exportDelay = time.Nanosecond, time.Nanosecond
+	t.Cleanup(func() { exportInterval, exportDelay = prevInterval, prevDelay })
+	cfg := testConfig(t)
+	r := start(t, cfg)
+	if _, err := client.New(cfg.Socket).Create(context.Background(), testMedallion("m1")); err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(cfg.DataDir, ExportsDir)
+	waitFor(t, "an export", func() bool { return len(listExports(dir)) >= 1 })
+	if err := r.stop(t); err != nil {
+		t.Fatal(err)
+	}
+	if log := r.log.String(); strings.Contains(log, "automatic export failed") {
+		t.Errorf("an export ran against the closed store:\n%s", log)
+	}
+}
