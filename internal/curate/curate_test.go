@@ -585,6 +585,11 @@ func TestSimilar(t *testing.T) {
 		{"use tabs for indentation in go files", "use tabs for indentation in all go files", true},
 		{"use tabs", "use spaces", false},
 		{"", "x", false},
+		// At the size exit's edge: 4 of 5 words is a Jaccard of exactly
+		// 0.8, 3 of 4 is under it; 8 of 10 both ways round.
+		{"alpha beta gamma delta", "alpha beta gamma delta epsilon", true},
+		{"alpha beta gamma", "alpha beta gamma delta", false},
+		{"a1 a2 a3 a4 a5 a6 a7 a8 a9 a10", "a1 a2 a3 a4 a5 a6 a7 a8", true},
 	}
 	for _, tt := range tests {
 		if got := similar(tt.a, tt.b); got != tt.want {
