@@ -1,6 +1,7 @@
 package transcript
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"maps"
@@ -47,6 +48,42 @@ const stateVersion = 1
 type stateHeader struct {
 	V      int    `json:"v"`
 	Format Format `json:"format"`
+	// Scrubbed says the state was saved through Options.Redact. Builds
+	// before that saved commands and paths as they were; the ingest
+	// pipeline scrubs such states once (StateScrubbed tells them apart).
+	Scrubbed bool `json:"scrubbed,omitempty"`
+}
+
+// newStateHeader heads a state of format saved with redact (nil: none).
+func newStateHeader(format Format, redact func(string) string) stateHeader {
+	return stateHeader{V: stateVersion, Format: format, Scrubbed: redact != nil}
+}
+
+// StateScrubbed reports whether a saved state says it was saved through a
+// redactor, reading only its header (the first fields of the encoding).
+func StateScrubbed(state []byte) bool {
+	dec := json.NewDecoder(bytes.NewReader(state))
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return false
+	}
+	for dec.More() {
+		k, err := dec.Token()
+		if err != nil {
+			return false
+		}
+		switch k {
+		case "v", "format":
+			if _, err := dec.Token(); err != nil {
+				return false
+			}
+		case "scrubbed":
+			v, err := dec.Token()
+			return err == nil && v == true
+		default:
+			return false // past the header
+		}
+	}
+	return false
 }
 
 func (h stateHeader) check(format Format) error {
@@ -115,7 +152,7 @@ type ccState struct {
 // queued prompts not yet delivered and the answered tool_use ids.
 func (p *ClaudeCode) MarshalState() ([]byte, error) {
 	return json.Marshal(&ccState{
-		stateHeader: stateHeader{V: stateVersion, Format: FormatClaudeCode},
+		stateHeader: newStateHeader(FormatClaudeCode, p.opts.Redact),
 		Calls:       saveCalls(p.calls, p.opts.Redact),
 		ReplyID:     p.replyID,
 		ReplyBlocks: p.replyBlocks,
@@ -175,7 +212,7 @@ const maxMetaSeen = 64
 // Messages past the pairing window are left out: they can no longer match.
 func (p *Codex) MarshalState() ([]byte, error) {
 	s := cxState{
-		stateHeader: stateHeader{V: stateVersion, Format: FormatCodex},
+		stateHeader: newStateHeader(FormatCodex, p.opts.Redact),
 		Session:     p.session, Parent: p.parent, CWD: p.cwd, Branch: p.branch,
 		MetaSeen: slices.Sorted(maps.Keys(p.metaSeen)),
 		Calls:    saveCalls(p.calls, p.opts.Redact),
@@ -230,7 +267,7 @@ type gmState struct {
 // after a restart yields only what is new.
 func (p *Gemini) MarshalState() ([]byte, error) {
 	return json.Marshal(&gmState{
-		stateHeader: stateHeader{V: stateVersion, Format: FormatGemini},
+		stateHeader: newStateHeader(FormatGemini, p.opts.Redact),
 		Session:     p.session, Parent: p.parent, CWD: p.cwd,
 		HeaderSeen: p.headerSeen, LookedUp: p.lookedUp, Rewinds: p.rewinds,
 		Emitted: p.order,

@@ -164,3 +164,29 @@ func TestStateBounded(t *testing.T) {
 		t.Errorf("the oldest answered ids should go first: kept %s first", p.answeredOrder[0])
 	}
 }
+
+// TestStateScrubbed: every adapter's state says whether it was saved
+// through a redactor, and StateScrubbed reads it from the header alone.
+func TestStateScrubbed(t *testing.T) {
+	scrub := func(s string) string { return s }
+	for _, f := range []Format{FormatClaudeCode, FormatCodex, FormatGemini} {
+		for _, redact := range []func(string) string{nil, scrub} {
+			p, err := New(f, Options{Redact: redact})
+			if err != nil {
+				t.Fatal(err)
+			}
+			state, err := p.(Stateful).MarshalState()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got, want := StateScrubbed(state), redact != nil; got != want {
+				t.Errorf("%s, redactor %v: StateScrubbed = %v for %s", f, redact != nil, got, state)
+			}
+		}
+	}
+	for _, state := range []string{"", "null", "[]", `{"v":1}`, `{"calls":{},"scrubbed":true}`, `{"v":1,"format":"codex","scrubbed":false}`, `{"v":1,`} {
+		if StateScrubbed([]byte(state)) {
+			t.Errorf("StateScrubbed(%q) = true", state)
+		}
+	}
+}
