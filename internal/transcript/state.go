@@ -104,18 +104,24 @@ func saveCalls(calls map[string]callInfo, redact func(string) string) map[string
 	if len(calls) == 0 {
 		return nil
 	}
-	if redact == nil {
-		redact = func(s string) string { return s }
-	}
 	out := make(map[string]callState, len(calls))
 	for id, c := range calls {
 		var paths []string
 		for _, p := range c.paths {
-			paths = append(paths, redact(p))
+			paths = append(paths, scrub(redact, p))
 		}
-		out[id] = callState{Tool: c.tool, Command: redact(c.command), Paths: paths}
+		out[id] = callState{Tool: c.tool, Command: scrub(redact, c.command), Paths: paths}
 	}
 	return out
+}
+
+// scrub is redact(s), or s where the parser has no redactor: what a state
+// keeps of a command, a path or a working directory is written to disk.
+func scrub(redact func(string) string, s string) string {
+	if redact == nil || s == "" {
+		return s
+	}
+	return redact(s)
 }
 
 // loadCalls rebuilds the pending calls, within maxCalls like rememberCall.
@@ -213,7 +219,7 @@ const maxMetaSeen = 64
 func (p *Codex) MarshalState() ([]byte, error) {
 	s := cxState{
 		stateHeader: newStateHeader(FormatCodex, p.opts.Redact),
-		Session:     p.session, Parent: p.parent, CWD: p.cwd, Branch: p.branch,
+		Session:     p.session, Parent: p.parent, CWD: scrub(p.opts.Redact, p.cwd), Branch: p.branch,
 		MetaSeen: slices.Sorted(maps.Keys(p.metaSeen)),
 		Calls:    saveCalls(p.calls, p.opts.Redact),
 		Records:  p.records,
@@ -268,7 +274,7 @@ type gmState struct {
 func (p *Gemini) MarshalState() ([]byte, error) {
 	return json.Marshal(&gmState{
 		stateHeader: newStateHeader(FormatGemini, p.opts.Redact),
-		Session:     p.session, Parent: p.parent, CWD: p.cwd,
+		Session:     p.session, Parent: p.parent, CWD: scrub(p.opts.Redact, p.cwd),
 		HeaderSeen: p.headerSeen, LookedUp: p.lookedUp, Rewinds: p.rewinds,
 		Emitted: p.order,
 	})

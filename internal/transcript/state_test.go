@@ -2,11 +2,13 @@ package transcript
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"os"
 	"path/filepath"
 	"reflect"
 	"strconv"
+	"strings"
 	"testing"
 )
 
@@ -187,6 +189,38 @@ func TestStateScrubbed(t *testing.T) {
 	for _, state := range []string{"", "null", "[]", `{"v":1}`, `{"calls":{},"scrubbed":true}`, `{"v":1,"format":"codex","scrubbed":false}`, `{"v":1,`} {
 		if StateScrubbed([]byte(state)) {
 			t.Errorf("StateScrubbed(%q) = true", state)
+		}
+	}
+}
+
+// TestStateCWDScrubbed: a Codex and a Gemini state keep the session's
+// working directory, written to disk like a command: through the redactor.
+func TestStateCWDScrubbed(t *testing.T) {
+	redact := func(s string) string { return strings.ReplaceAll(s, "/home/", "/[R]/") }
+	for _, fx := range stateFixtures[1:] {
+		data, err := os.ReadFile(fx.path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := New(fx.format, Options{Redact: redact})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var cwd string
+		for line := range bytes.Lines(data) {
+			for _, e := range p.ParseLine(line, Position{Path: fx.path}) {
+				cwd = cmp.Or(e.CWD, cwd)
+			}
+		}
+		if !strings.Contains(cwd, "/home/") {
+			t.Fatalf("%s: the fixture's cwd %q has nothing to scrub", fx.format, cwd)
+		}
+		state, err := p.(Stateful).MarshalState()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(string(state), cwd) || !strings.Contains(string(state), redact(cwd)) {
+			t.Errorf("%s: the state keeps the cwd %q unscrubbed: %s", fx.format, cwd, state)
 		}
 	}
 }
