@@ -461,7 +461,54 @@ func (p *Pipeline) load(ctx context.Context) error {
 	if len(states) > 0 {
 		p.log.Info("loaded file states", "files", len(states)-skipped, "of_other_watches", skipped)
 	}
+	p.scrubStates(ctx, states)
 	return nil
+}
+
+// scrubStates rewrites the stored parser states saved before states were
+// redacted. A parser keeps a pending tool call's command and paths, and
+// older builds stored them as they were; such a state was rewritten only
+// when its file was read again, which for a finished session never comes.
+// Each state not marked scrubbed (transcript.StateScrubbed, which reads
+// only its header: this runs at every start) is restored into a parser and
+// saved again through the redactor, marked, with the file's state
+// unchanged. A state that cannot be read or stored stays as it is: its
+// file's next read replaces it.
+func (p *Pipeline) scrubStates(ctx context.Context, states []store.FileState) {
+	scrubbed := 0
+	// One parser per format: UnmarshalState replaces all it remembers.
+	parsers := map[string]transcript.Stateful{}
+	for _, s := range states {
+		if s.Offset == 0 || s.Format == "" {
+			continue
+		}
+		sp, ok := parsers[s.Format]
+		if !ok {
+			if parser, err := transcript.New(transcript.Format(s.Format), transcript.Options{Redact: p.redact.Scrub}); err == nil {
+				sp, _ = parser.(transcript.Stateful)
+			}
+			parsers[s.Format] = sp
+		}
+		if sp == nil {
+			continue
+		}
+		old, err := p.st.ParserState(ctx, s.Key)
+		if err != nil || len(old) == 0 || transcript.StateScrubbed(old) || sp.UnmarshalState(old) != nil {
+			continue
+		}
+		state, err := sp.MarshalState()
+		if err != nil || bytes.Equal(state, old) {
+			continue
+		}
+		if _, err := p.st.Ingest(ctx, store.IngestBatch{File: s, ParserState: state}); err != nil {
+			p.log.Warn("parser state not scrubbed; its file's next read replaces it", "path", s.Path, "error", err)
+			continue
+		}
+		scrubbed++
+	}
+	if scrubbed > 0 {
+		p.log.Info("scrubbed stored parser states written by an older build", "files", scrubbed)
+	}
 }
 
 // due runs the checks and retries whose time has come.

@@ -1,6 +1,7 @@
 package transcript
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"maps"
@@ -47,6 +48,42 @@ const stateVersion = 1
 type stateHeader struct {
 	V      int    `json:"v"`
 	Format Format `json:"format"`
+	// Scrubbed says the state was saved through Options.Redact. Builds
+	// before that saved commands and paths as they were; the ingest
+	// pipeline scrubs such states once (StateScrubbed tells them apart).
+	Scrubbed bool `json:"scrubbed,omitempty"`
+}
+
+// newStateHeader heads a state of format saved with redact (nil: none).
+func newStateHeader(format Format, redact func(string) string) stateHeader {
+	return stateHeader{V: stateVersion, Format: format, Scrubbed: redact != nil}
+}
+
+// StateScrubbed reports whether a saved state says it was saved through a
+// redactor, reading only its header (the first fields of the encoding).
+func StateScrubbed(state []byte) bool {
+	dec := json.NewDecoder(bytes.NewReader(state))
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return false
+	}
+	for dec.More() {
+		k, err := dec.Token()
+		if err != nil {
+			return false
+		}
+		switch k {
+		case "v", "format":
+			if _, err := dec.Token(); err != nil {
+				return false
+			}
+		case "scrubbed":
+			v, err := dec.Token()
+			return err == nil && v == true
+		default:
+			return false // past the header
+		}
+	}
+	return false
 }
 
 func (h stateHeader) check(format Format) error {
@@ -67,18 +104,24 @@ func saveCalls(calls map[string]callInfo, redact func(string) string) map[string
 	if len(calls) == 0 {
 		return nil
 	}
-	if redact == nil {
-		redact = func(s string) string { return s }
-	}
 	out := make(map[string]callState, len(calls))
 	for id, c := range calls {
 		var paths []string
 		for _, p := range c.paths {
-			paths = append(paths, redact(p))
+			paths = append(paths, scrub(redact, p))
 		}
-		out[id] = callState{Tool: c.tool, Command: redact(c.command), Paths: paths}
+		out[id] = callState{Tool: c.tool, Command: scrub(redact, c.command), Paths: paths}
 	}
 	return out
+}
+
+// scrub is redact(s), or s where the parser has no redactor: what a state
+// keeps of a command, a path or a working directory is written to disk.
+func scrub(redact func(string) string, s string) string {
+	if redact == nil || s == "" {
+		return s
+	}
+	return redact(s)
 }
 
 // loadCalls rebuilds the pending calls, within maxCalls like rememberCall.
@@ -115,7 +158,7 @@ type ccState struct {
 // queued prompts not yet delivered and the answered tool_use ids.
 func (p *ClaudeCode) MarshalState() ([]byte, error) {
 	return json.Marshal(&ccState{
-		stateHeader: stateHeader{V: stateVersion, Format: FormatClaudeCode},
+		stateHeader: newStateHeader(FormatClaudeCode, p.opts.Redact),
 		Calls:       saveCalls(p.calls, p.opts.Redact),
 		ReplyID:     p.replyID,
 		ReplyBlocks: p.replyBlocks,
@@ -175,8 +218,8 @@ const maxMetaSeen = 64
 // Messages past the pairing window are left out: they can no longer match.
 func (p *Codex) MarshalState() ([]byte, error) {
 	s := cxState{
-		stateHeader: stateHeader{V: stateVersion, Format: FormatCodex},
-		Session:     p.session, Parent: p.parent, CWD: p.cwd, Branch: p.branch,
+		stateHeader: newStateHeader(FormatCodex, p.opts.Redact),
+		Session:     p.session, Parent: p.parent, CWD: scrub(p.opts.Redact, p.cwd), Branch: p.branch,
 		MetaSeen: slices.Sorted(maps.Keys(p.metaSeen)),
 		Calls:    saveCalls(p.calls, p.opts.Redact),
 		Records:  p.records,
@@ -230,8 +273,8 @@ type gmState struct {
 // after a restart yields only what is new.
 func (p *Gemini) MarshalState() ([]byte, error) {
 	return json.Marshal(&gmState{
-		stateHeader: stateHeader{V: stateVersion, Format: FormatGemini},
-		Session:     p.session, Parent: p.parent, CWD: p.cwd,
+		stateHeader: newStateHeader(FormatGemini, p.opts.Redact),
+		Session:     p.session, Parent: p.parent, CWD: scrub(p.opts.Redact, p.cwd),
 		HeaderSeen: p.headerSeen, LookedUp: p.lookedUp, Rewinds: p.rewinds,
 		Emitted: p.order,
 	})

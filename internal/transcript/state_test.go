@@ -2,11 +2,13 @@ package transcript
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"os"
 	"path/filepath"
 	"reflect"
 	"strconv"
+	"strings"
 	"testing"
 )
 
@@ -162,5 +164,63 @@ func TestStateBounded(t *testing.T) {
 	}
 	if p.answeredOrder[0] != s.Answered[10] {
 		t.Errorf("the oldest answered ids should go first: kept %s first", p.answeredOrder[0])
+	}
+}
+
+// TestStateScrubbed: every adapter's state says whether it was saved
+// through a redactor, and StateScrubbed reads it from the header alone.
+func TestStateScrubbed(t *testing.T) {
+	scrub := func(s string) string { return s }
+	for _, f := range []Format{FormatClaudeCode, FormatCodex, FormatGemini} {
+		for _, redact := range []func(string) string{nil, scrub} {
+			p, err := New(f, Options{Redact: redact})
+			if err != nil {
+				t.Fatal(err)
+			}
+			state, err := p.(Stateful).MarshalState()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got, want := StateScrubbed(state), redact != nil; got != want {
+				t.Errorf("%s, redactor %v: StateScrubbed = %v for %s", f, redact != nil, got, state)
+			}
+		}
+	}
+	for _, state := range []string{"", "null", "[]", `{"v":1}`, `{"calls":{},"scrubbed":true}`, `{"v":1,"format":"codex","scrubbed":false}`, `{"v":1,`} {
+		if StateScrubbed([]byte(state)) {
+			t.Errorf("StateScrubbed(%q) = true", state)
+		}
+	}
+}
+
+// TestStateCWDScrubbed: a Codex and a Gemini state keep the session's
+// working directory, written to disk like a command: through the redactor.
+func TestStateCWDScrubbed(t *testing.T) {
+	redact := func(s string) string { return strings.ReplaceAll(s, "/home/", "/[R]/") }
+	for _, fx := range stateFixtures[1:] {
+		data, err := os.ReadFile(fx.path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := New(fx.format, Options{Redact: redact})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var cwd string
+		for line := range bytes.Lines(data) {
+			for _, e := range p.ParseLine(line, Position{Path: fx.path}) {
+				cwd = cmp.Or(e.CWD, cwd)
+			}
+		}
+		if !strings.Contains(cwd, "/home/") {
+			t.Fatalf("%s: the fixture's cwd %q has nothing to scrub", fx.format, cwd)
+		}
+		state, err := p.(Stateful).MarshalState()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(string(state), cwd) || !strings.Contains(string(state), redact(cwd)) {
+			t.Errorf("%s: the state keeps the cwd %q unscrubbed: %s", fx.format, cwd, state)
+		}
 	}
 }
