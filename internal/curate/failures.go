@@ -318,7 +318,9 @@ var lowered = sync.Pool{New: func() any { return new([]byte) }}
 // lowered test of failureLine holds, and the dotted capital I to i, which
 // "failed" does ("2 faİled"); a text with it is tested line by line.
 func anyFailureLine(text string) bool {
-	if strings.Contains(text, "\u0130") {
+	// IndexByte first: it is many times faster than Contains over the
+	// long texts without the letter's lead byte that most outputs are.
+	if i := strings.IndexByte(text, 0xc4); i >= 0 && strings.Contains(text[i:], "\u0130") {
 		for line := range strings.Lines(text) {
 			if failureLine(line) {
 				return true
