@@ -1,8 +1,14 @@
 package resident
 
 import (
+	"crypto/sha256"
+	"fmt"
 	"os"
 	"reflect"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 
 	"golang.org/x/sys/unix"
@@ -73,6 +79,46 @@ func TestDropExecutable(t *testing.T) {
 	DropExecutable()
 	if written[1] != 42 {
 		t.Errorf("the binary's data changed: %v", written)
+	}
+}
+
+// TestDropExecutableWhileRunning: the daemon drops its code's pages from
+// two goroutines at once (the store's idle check and the exporter) while
+// requests run; code and read-only data fault back in unchanged, and what
+// the running code wrote stays.
+func TestDropExecutableWhileRunning(t *testing.T) {
+	want := sha256.Sum256([]byte(strings.Repeat("medallion", 1000)))
+	stop := make(chan struct{})
+	var workers, droppers sync.WaitGroup
+	var bad atomic.Int32
+	for range 3 {
+		workers.Go(func() {
+			for n := 0; ; n++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				m := map[string]int{}
+				m[fmt.Sprint(n)] = n
+				if sha256.Sum256([]byte(strings.Repeat("medallion", 1000))) != want || m[strconv.Itoa(n)] != n {
+					bad.Add(1)
+				}
+			}
+		})
+	}
+	for range 2 {
+		droppers.Go(func() {
+			for range 20 {
+				DropExecutable()
+			}
+		})
+	}
+	droppers.Wait()
+	close(stop)
+	workers.Wait()
+	if bad.Load() != 0 {
+		t.Errorf("%d computations gave another result while the code was dropped", bad.Load())
 	}
 }
 
