@@ -40,6 +40,13 @@ const (
 var (
 	exportInterval = DefaultExportInterval
 	exportDelay    = time.Minute
+	// An export due while the store is written to (a first start's
+	// backfill, checkpoints of a busy session) waits until it has not been
+	// written for exportQuiet, for at most exportMaxWait: the export is
+	// the way back for medallions, so it should hold the backfill whole,
+	// and it should not take a core from it.
+	exportQuiet   = 30 * time.Second
+	exportMaxWait = time.Hour
 )
 
 // exporter writes DATA_DIR/exports/medallions-<time>.jsonl every interval
@@ -66,7 +73,9 @@ func newExporter(st *store.Badger, dataDir string, logger hclog.Logger) *exporte
 
 // start runs the exporter until close. The first export is due one
 // interval after the newest one on disk (soon after start when there is
-// none or it is old), so restarts neither skip nor repeat exports.
+// none or it is old), so restarts neither skip nor repeat exports. An
+// export due while the store is written to waits for it to go quiet
+// (exportQuiet, at most exportMaxWait).
 func (e *exporter) start() {
 	go func() {
 		defer close(e.done)
@@ -76,12 +85,22 @@ func (e *exporter) start() {
 		}
 		t := time.NewTimer(wait)
 		defer t.Stop()
+		var due time.Time // when the export put off now was due
 		for {
 			select {
 			case <-e.stop:
 				return
 			case <-t.C:
 			}
+			now := time.Now() // the clock LastWrite reads
+			if due.IsZero() {
+				due = now
+			}
+			if busy := now.Sub(e.st.LastWrite()); busy < exportQuiet && now.Sub(due) < exportMaxWait {
+				t.Reset(exportQuiet - busy)
+				continue
+			}
+			due = time.Time{}
 			if err := e.export(context.Background()); err != nil {
 				e.log.Error("automatic export failed; the next is tried at the next interval", "dir", e.dir, "error", err)
 			}

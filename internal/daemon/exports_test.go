@@ -2,6 +2,7 @@ package daemon
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -76,6 +77,7 @@ func TestDaemonExportsByItself(t *testing.T) {
 	prevInterval, prevDelay := exportInterval, exportDelay
 	exportInterval, exportDelay = time.Hour, 10*time.Millisecond
 	t.Cleanup(func() { exportInterval, exportDelay = prevInterval, prevDelay })
+	quickQuiet(t)
 	cfg := testConfig(t)
 	r := start(t, cfg)
 	if _, err := client.New(cfg.Socket).Create(context.Background(), testMedallion("m1")); err != nil {
@@ -96,6 +98,7 @@ func TestExporterStopsBeforeTheStore(t *testing.T) {
 	prevInterval, prevDelay := exportInterval, exportDelay
 	exportInterval, exportDelay = time.Nanosecond, time.Nanosecond
 	t.Cleanup(func() { exportInterval, exportDelay = prevInterval, prevDelay })
+	quickQuiet(t)
 	cfg := testConfig(t)
 	r := start(t, cfg)
 	if _, err := client.New(cfg.Socket).Create(context.Background(), testMedallion("m1")); err != nil {
@@ -108,5 +111,46 @@ func TestExporterStopsBeforeTheStore(t *testing.T) {
 	}
 	if log := r.log.String(); strings.Contains(log, "automatic export failed") {
 		t.Errorf("an export ran against the closed store:\n%s", log)
+	}
+}
+
+// quickQuiet lets an export run 10 ms after the store's last write.
+func quickQuiet(t *testing.T) {
+	prev := exportQuiet
+	exportQuiet = 10 * time.Millisecond
+	t.Cleanup(func() { exportQuiet = prev })
+}
+
+// TestExportWaitsForQuiet: an export due while the store is written to
+// (a backfill) runs once the writes stop, not among them, so it holds
+// everything they wrote.
+func TestExportWaitsForQuiet(t *testing.T) {
+	prevInterval, prevDelay, prevQuiet := exportInterval, exportDelay, exportQuiet
+	exportInterval, exportDelay, exportQuiet = time.Hour, 10*time.Millisecond, time.Second
+	t.Cleanup(func() { exportInterval, exportDelay, exportQuiet = prevInterval, prevDelay, prevQuiet })
+	cfg := testConfig(t)
+	r := start(t, cfg)
+	c := client.New(cfg.Socket)
+	dir := filepath.Join(cfg.DataDir, ExportsDir)
+	const writes = 20
+	for i := range writes {
+		if _, err := c.Create(context.Background(), testMedallion(fmt.Sprintf("m%d", i))); err != nil {
+			t.Fatal(err)
+		}
+		if n := len(listExports(dir)); n > 0 {
+			t.Fatalf("an export ran after %d of %d writes, 100 ms apart", i+1, writes)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	waitFor(t, "an export once the writes stopped", func() bool { return len(listExports(dir)) == 1 })
+	b, err := os.ReadFile(listExports(dir)[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(string(b), "\n"); n != writes {
+		t.Errorf("the export holds %d versions, want all %d", n, writes)
+	}
+	if err := r.stop(t); err != nil {
+		t.Fatal(err)
 	}
 }

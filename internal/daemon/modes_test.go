@@ -16,6 +16,7 @@ func TestDataDirIsPrivate(t *testing.T) {
 	prevDelay := exportDelay
 	exportDelay = 10 * time.Millisecond
 	t.Cleanup(func() { exportDelay = prevDelay })
+	quickQuiet(t)
 	cfg, path := watchConfig(t)
 	r := start(t, cfg)
 	appendLines(t, path, "s-1", 0, 3)

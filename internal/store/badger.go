@@ -130,6 +130,7 @@ type Badger struct {
 
 	stop        chan struct{} // closed by Close: ends the collector, spaceLoop, verifyLoop, the fold and compactLoop
 	writes      chan struct{} // wakes compactLoop (compact.go)
+	lastWrite   atomic.Int64  // UnixNano of the last write (LastWrite)
 	gcDone      chan struct{}
 	foldDone    chan struct{}
 	compactDone chan struct{}

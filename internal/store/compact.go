@@ -35,9 +35,10 @@ var mappedCheck = 30 * time.Second
 // threshold (NumLevelZeroTables), below its stall.
 const compactAt = levelZeroTables
 
-// wrote wakes compactLoop; every write calls it (through roomToWrite)
-// before writing. It never blocks.
+// wrote wakes compactLoop and notes the time for LastWrite; every write
+// calls it (through roomToWrite) before writing. It never blocks.
 func (b *Badger) wrote() {
+	b.lastWrite.Store(time.Now().UnixNano())
 	select {
 	case b.writes <- struct{}{}:
 	default:
@@ -201,3 +202,13 @@ func (b *Badger) trimMapped(budget int64) {
 // just read much of it (the daemon's automatic export) and would otherwise
 // leave them resident until the store's next idle check, up to a minute.
 func (b *Badger) PageOut() { b.trimMapped(0) }
+
+// LastWrite is when the store was last written to since it opened (the
+// zero time if never): the daemon puts its automatic export off while
+// writes go on.
+func (b *Badger) LastWrite() time.Time {
+	if n := b.lastWrite.Load(); n != 0 {
+		return time.Unix(0, n)
+	}
+	return time.Time{}
+}
