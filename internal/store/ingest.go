@@ -701,7 +701,7 @@ func (b *Badger) Episode(ctx context.Context, sessionID string, after uint64, li
 						return true, nil
 					}
 					be := episode.BufferedEvent{Seq: seq}
-					if err := json.Unmarshal(js, &be.Event); err != nil {
+					if err := transcript.UnmarshalStored(js, &be.Event); err != nil {
 						return false, fmt.Errorf("decode event %d: %w", seq, err)
 					}
 					out = append(out, be)
