@@ -74,16 +74,8 @@ func TestExporterKeepsTheNewest(t *testing.T) {
 // TestDaemonExportsByItself: a running daemon writes its first export
 // soon after start.
 func TestDaemonExportsByItself(t *testing.T) {
-	prevInterval, prevDelay := exportInterval, exportDelay
-	exportInterval, exportDelay = time.Hour, 10*time.Millisecond
-	t.Cleanup(func() { exportInterval, exportDelay = prevInterval, prevDelay })
-	quickQuiet(t)
-	cfg := testConfig(t)
-	r := start(t, cfg)
-	if _, err := client.New(cfg.Socket).Create(context.Background(), testMedallion("m1")); err != nil {
-		t.Fatal(err)
-	}
-	dir := filepath.Join(cfg.DataDir, ExportsDir)
+	exportSeams(t, time.Hour, 10*time.Millisecond, 10*time.Millisecond)
+	r, dir := startWithMedallion(t)
 	waitFor(t, "an export", func() bool { return len(listExports(dir)) == 1 })
 	if err := r.stop(t); err != nil {
 		t.Fatal(err)
@@ -95,16 +87,8 @@ func TestDaemonExportsByItself(t *testing.T) {
 // nor logs an error. The exporter here exports without pause, so one is
 // due whenever the daemon stops.
 func TestExporterStopsBeforeTheStore(t *testing.T) {
-	prevInterval, prevDelay := exportInterval, exportDelay
-	exportInterval, exportDelay = time.Nanosecond, time.Nanosecond
-	t.Cleanup(func() { exportInterval, exportDelay = prevInterval, prevDelay })
-	quickQuiet(t)
-	cfg := testConfig(t)
-	r := start(t, cfg)
-	if _, err := client.New(cfg.Socket).Create(context.Background(), testMedallion("m1")); err != nil {
-		t.Fatal(err)
-	}
-	dir := filepath.Join(cfg.DataDir, ExportsDir)
+	exportSeams(t, time.Nanosecond, time.Nanosecond, 10*time.Millisecond)
+	r, dir := startWithMedallion(t)
 	waitFor(t, "an export", func() bool { return len(listExports(dir)) >= 1 })
 	if err := r.stop(t); err != nil {
 		t.Fatal(err)
@@ -114,20 +98,31 @@ func TestExporterStopsBeforeTheStore(t *testing.T) {
 	}
 }
 
-// quickQuiet lets an export run 10 ms after the store's last write.
-func quickQuiet(t *testing.T) {
-	prev := exportQuiet
-	exportQuiet = 10 * time.Millisecond
-	t.Cleanup(func() { exportQuiet = prev })
+// exportSeams sets the exporter's interval, first delay and quiet for
+// one test.
+func exportSeams(t *testing.T, interval, delay, quiet time.Duration) {
+	prevInterval, prevDelay, prevQuiet := exportInterval, exportDelay, exportQuiet
+	exportInterval, exportDelay, exportQuiet = interval, delay, quiet
+	t.Cleanup(func() { exportInterval, exportDelay, exportQuiet = prevInterval, prevDelay, prevQuiet })
+}
+
+// startWithMedallion starts a daemon, stores one medallion in it, and
+// returns the daemon and its exports folder.
+func startWithMedallion(t *testing.T) (*running, string) {
+	t.Helper()
+	cfg := testConfig(t)
+	r := start(t, cfg)
+	if _, err := client.New(cfg.Socket).Create(context.Background(), testMedallion("m1")); err != nil {
+		t.Fatal(err)
+	}
+	return r, filepath.Join(cfg.DataDir, ExportsDir)
 }
 
 // TestExportWaitsForQuiet: an export due while the store is written to
 // (a backfill) runs once the writes stop, not among them, so it holds
 // everything they wrote.
 func TestExportWaitsForQuiet(t *testing.T) {
-	prevInterval, prevDelay, prevQuiet := exportInterval, exportDelay, exportQuiet
-	exportInterval, exportDelay, exportQuiet = time.Hour, 10*time.Millisecond, time.Second
-	t.Cleanup(func() { exportInterval, exportDelay, exportQuiet = prevInterval, prevDelay, prevQuiet })
+	exportSeams(t, time.Hour, 10*time.Millisecond, time.Second)
 	cfg := testConfig(t)
 	r := start(t, cfg)
 	c := client.New(cfg.Socket)

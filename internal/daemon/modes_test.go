@@ -13,10 +13,7 @@ import (
 // dir (Badger's .vlog, .mem, DISCARD and LOCK included, which Badger
 // creates 0644) is readable by its owner only, while it runs and after.
 func TestDataDirIsPrivate(t *testing.T) {
-	prevDelay := exportDelay
-	exportDelay = 10 * time.Millisecond
-	t.Cleanup(func() { exportDelay = prevDelay })
-	quickQuiet(t)
+	exportSeams(t, exportInterval, 10*time.Millisecond, 10*time.Millisecond)
 	cfg, path := watchConfig(t)
 	r := start(t, cfg)
 	appendLines(t, path, "s-1", 0, 3)

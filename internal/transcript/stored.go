@@ -147,22 +147,18 @@ func storedTodos(v []byte) ([]Todo, bool) {
 	it := newArrayIter(v)
 	for it.next() {
 		var t Todo
-		ot := newObjectIter(it.val)
-		for ot.next() {
-			var ok bool
-			switch string(ot.key) {
+		ok := storedFields(it.val, func(key, val []byte) (ok bool) {
+			switch string(key) {
 			case "content":
-				t.Content, ok = storedString(ot.val)
+				t.Content, ok = storedString(val)
 			case "status":
-				t.Status, ok = storedString(ot.val)
+				t.Status, ok = storedString(val)
 			case "active_form":
-				t.ActiveForm, ok = storedString(ot.val)
+				t.ActiveForm, ok = storedString(val)
 			}
-			if !ok {
-				return nil, false
-			}
-		}
-		if ot.err != nil {
+			return ok
+		})
+		if !ok {
 			return nil, false
 		}
 		out = append(out, t)
@@ -171,24 +167,31 @@ func storedTodos(v []byte) ([]Todo, bool) {
 }
 
 func storedSource(v []byte, s *Source) bool {
+	return storedFields(v, func(key, val []byte) (ok bool) {
+		switch string(key) {
+		case "file":
+			s.File, ok = storedString(val)
+		case "path":
+			s.Path, ok = storedString(val)
+		case "offset":
+			s.Offset, ok = storedInt(val)
+		case "index":
+			s.Index, ok = storedIntSize(val)
+		case "record":
+			s.Record, ok = storedString(val)
+		}
+		return ok
+	})
+}
+
+// storedFields calls field with each key and raw value of the object v,
+// and reports whether v is an object of which field took every field.
+func storedFields(v []byte, field func(key, val []byte) bool) bool {
 	it := newObjectIter(v)
 	for it.next() {
-		var ok bool
-		switch string(it.key) {
-		case "file":
-			s.File, ok = storedString(it.val)
-		case "path":
-			s.Path, ok = storedString(it.val)
-		case "offset":
-			s.Offset, ok = storedInt(it.val)
-		case "index":
-			s.Index, ok = storedIntSize(it.val)
-		case "record":
-			s.Record, ok = storedString(it.val)
-		}
-		if !ok {
+		if !field(it.key, it.val) {
 			return false
 		}
 	}
-	return it.err == nil
+	return it.err == nil && it.b == nil
 }
