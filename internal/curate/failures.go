@@ -376,7 +376,11 @@ func failureLine(line string) bool {
 		return true
 	}
 	// "3 failures", "2 failed", "11 tests, 4 failures": a count that is
-	// not zero.
+	// not zero. Only a line with one of those words is split (a line with
+	// "error" alone, common in code, is not).
+	if !strings.Contains(low, "fail") && !strings.Contains(low, "errors") {
+		return false
+	}
 	f := strings.Fields(low)
 	for i := 1; i < len(f); i++ {
 		w := strings.Trim(f[i], ",.;:()")
