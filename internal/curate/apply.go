@@ -101,7 +101,7 @@ func Apply(existing *medallion.Medallion, scope []string, items Items, now time.
 	for _, t := range items.AvoidRepeating {
 		a.record("avoid_repeating", t.Text, t.Evidence)
 	}
-	m.Affordances.AvoidRepeating = mergeTexts(m.Affordances.AvoidRepeating, items.AvoidRepeating, MaxAvoidRepeating)
+	m.Affordances.AvoidRepeating = a.mergeTexts(m.Affordances.AvoidRepeating, items.AvoidRepeating, MaxAvoidRepeating)
 	m.Affordances.AvoidRepeating = slices.DeleteFunc(m.Affordances.AvoidRepeating, func(f string) bool {
 		return breaksRule(f, m.Affordances.Invariants)
 	})
@@ -139,29 +139,23 @@ type applier struct {
 }
 
 // sim is newSimText(s), worked out once per applier.
-func (a *applier) sim(s string) simText {
-	st, ok := a.sims[s]
-	if !ok {
-		if a.sims == nil {
-			a.sims = map[string]simText{}
-		}
-		st = newSimText(s)
-		a.sims[s] = st
-	}
-	return st
-}
+func (a *applier) sim(s string) simText { return memo(&a.sims, s, newSimText) }
 
 // claim is newClaim(s), worked out once per applier.
-func (a *applier) claim(s string) *claim {
-	c, ok := a.claims[s]
-	if !ok {
-		if a.claims == nil {
-			a.claims = map[string]*claim{}
-		}
-		c = newClaim(s)
-		a.claims[s] = c
+func (a *applier) claim(s string) *claim { return memo(&a.claims, s, newClaim) }
+
+// memo returns (*m)[k], computing it with f the first time, the map made
+// on first use.
+func memo[K comparable, V any](m *map[K]V, k K, f func(K) V) V {
+	if v, ok := (*m)[k]; ok {
+		return v
 	}
-	return c
+	if *m == nil {
+		*m = map[K]V{}
+	}
+	v := f(k)
+	(*m)[k] = v
+	return v
 }
 
 // maxEventIDs bounds the event ids one evidence entry keeps (the newest).
@@ -258,7 +252,7 @@ func (a *applier) invariants(ts []Text) {
 		}
 		a.record("invariant", t.Text, t.Evidence)
 	}
-	a.m.Affordances.Invariants = mergeTexts(a.m.Affordances.Invariants, ts, MaxInvariants)
+	a.m.Affordances.Invariants = a.mergeTexts(a.m.Affordances.Invariants, ts, MaxInvariants)
 }
 
 func (a *applier) decisions(ds []Decision) {
@@ -342,7 +336,7 @@ func (a *applier) laterFixes(items Items) {
 	for _, f := range fixes {
 		a.record("avoid_repeating", f.Text, f.Evidence)
 	}
-	m.Affordances.AvoidRepeating = mergeTexts(m.Affordances.AvoidRepeating, fixes, MaxAvoidRepeating)
+	m.Affordances.AvoidRepeating = a.mergeTexts(m.Affordances.AvoidRepeating, fixes, MaxAvoidRepeating)
 }
 
 // fixOf is the known fix of an earlier checkpoint's failure sig of the
@@ -437,22 +431,16 @@ func knowledge(m *medallion.Medallion, items Items) {
 
 // mergeTexts appends new texts, moving a text seen again to the end (the
 // most recent), and drops the oldest over the cap.
-func mergeTexts(old []string, add []Text, limit int) []string {
+func (a *applier) mergeTexts(old []string, add []Text, limit int) []string {
 	out := slices.Clone(old)
-	kept := make([]simText, len(out))
-	for i, s := range out {
-		kept[i] = newSimText(s)
-	}
 	for _, t := range add {
-		st := newSimText(t.Text)
-		if i := slices.IndexFunc(kept, st.similar); i >= 0 {
-			s, k := out[i], kept[i]
+		tn := a.sim(t.Text)
+		if i := slices.IndexFunc(out, func(s string) bool { return a.sim(s).similar(tn) }); i >= 0 {
+			s := out[i]
 			out = append(slices.Delete(out, i, i+1), s)
-			kept = append(slices.Delete(kept, i, i+1), k)
 			continue
 		}
 		out = append(out, t.Text)
-		kept = append(kept, st)
 	}
 	if len(out) > limit {
 		out = out[len(out)-limit:]

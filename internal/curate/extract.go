@@ -221,15 +221,7 @@ func (x *extractor) trivialAt(i int, c *transcript.Event) bool {
 
 // editGistAt is editGist of event i's input, worked out once.
 func (x *extractor) editGistAt(i int) string {
-	if g, ok := x.gists[i]; ok {
-		return g
-	}
-	if x.gists == nil {
-		x.gists = map[int]string{}
-	}
-	g := editGist(x.ep.Events[i].Event.Text)
-	x.gists[i] = g
-	return g
+	return memo(&x.gists, i, func(i int) string { return editGist(x.ep.Events[i].Event.Text) })
 }
 
 // eventFacts memoizes a yes-or-no fact of each event of an episode.
