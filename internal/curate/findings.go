@@ -43,7 +43,7 @@ func findings(text string) []string {
 	// a long output is not copied line by line.
 	var lines []string
 	for line := range strings.Lines(text) {
-		lines = append(lines, strings.TrimSpace(strings.TrimLeft(strings.TrimSpace(line), "┃│║|")))
+		lines = append(lines, trimLine(line))
 	}
 	var out []string
 	add := func(f string) {
@@ -108,12 +108,17 @@ func mayHaveFindings(text string) bool {
 	}
 	for line := range strings.Lines(text) {
 		// Without escapes, a line of one word is its own normalised form.
-		l := strings.TrimSpace(strings.TrimLeft(strings.TrimSpace(line), "┃│║|"))
-		if strings.IndexByte(l, ':') >= 0 && oneWord(l) && dialyzerWarning.MatchString(l) {
+		if l := trimLine(line); oneWord(l) && isDialyzerWarning(l) {
 			return true
 		}
 	}
 	return false
+}
+
+// trimLine is a line of output without its surrounding spaces and the box
+// drawing a tool puts before it.
+func trimLine(line string) string {
+	return strings.TrimSpace(strings.TrimLeft(strings.TrimSpace(line), "┃│║|"))
 }
 
 // collapseSpaces is strings.Join(strings.Fields(s), " "), without the
@@ -139,7 +144,8 @@ func oneWord(t string) bool {
 }
 
 // isDialyzerWarning reports a normalised line that is a dialyzer header;
-// the header is one word, so a line with a space is none.
+// the header is one word with a colon, so a line with a space or without
+// a colon is none, and is told so without the pattern.
 func isDialyzerWarning(l string) bool {
-	return strings.IndexByte(l, ' ') < 0 && dialyzerWarning.MatchString(l)
+	return strings.IndexByte(l, ' ') < 0 && strings.IndexByte(l, ':') >= 0 && dialyzerWarning.MatchString(l)
 }
