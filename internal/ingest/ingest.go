@@ -497,7 +497,7 @@ func (p *Pipeline) scrubStates(ctx context.Context, states []store.FileState) {
 			continue
 		}
 		state, err := sp.MarshalState()
-		if err != nil || bytes.Equal(state, old) {
+		if err != nil {
 			continue
 		}
 		if _, err := p.st.Ingest(ctx, store.IngestBatch{File: s, ParserState: state}); err != nil {

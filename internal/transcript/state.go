@@ -1,7 +1,6 @@
 package transcript
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"maps"
@@ -62,23 +61,12 @@ func newStateHeader(format Format, redact func(string) string) stateHeader {
 // StateScrubbed reports whether a saved state says it was saved through a
 // redactor, reading only its header (the first fields of the encoding).
 func StateScrubbed(state []byte) bool {
-	dec := json.NewDecoder(bytes.NewReader(state))
-	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
-		return false
-	}
-	for dec.More() {
-		k, err := dec.Token()
-		if err != nil {
-			return false
-		}
-		switch k {
+	it := newObjectIter(state)
+	for it.next() {
+		switch string(it.key) {
 		case "v", "format":
-			if _, err := dec.Token(); err != nil {
-				return false
-			}
 		case "scrubbed":
-			v, err := dec.Token()
-			return err == nil && v == true
+			return jsonTrue(it.val)
 		default:
 			return false // past the header
 		}
