@@ -30,24 +30,27 @@ func dial(path string) (daemonConn, error) {
 	if err != nil {
 		return nil, &dialError{os.NewSyscallError("socket", err)}
 	}
-	// Connect without waiting, as net does: at once, or EAGAIN when the
-	// daemon's backlog is full. Then block.
-	err = syscall.SetNonblock(fd, true)
-	if err == nil {
-		err = syscall.Connect(fd, &syscall.SockaddrUnix{Name: path})
-		if err != nil {
-			err = os.NewSyscallError("connect", err)
-		} else if err = syscall.SetNonblock(fd, false); err != nil {
-			err = os.NewSyscallError("fcntl", err)
-		}
-	} else {
-		err = os.NewSyscallError("fcntl", err)
-	}
-	if err != nil {
+	if err := connectBlocking(fd, path); err != nil {
 		syscall.Close(fd)
 		return nil, &dialError{err}
 	}
 	return socketConn{os.NewFile(uintptr(fd), path)}, nil
+}
+
+// connectBlocking connects fd to the socket at path without waiting, as
+// net does (at once, or EAGAIN when the daemon's backlog is full), then
+// puts it in blocking mode.
+func connectBlocking(fd int, path string) error {
+	if err := syscall.SetNonblock(fd, true); err != nil {
+		return os.NewSyscallError("fcntl", err)
+	}
+	if err := syscall.Connect(fd, &syscall.SockaddrUnix{Name: path}); err != nil {
+		return os.NewSyscallError("connect", err)
+	}
+	if err := syscall.SetNonblock(fd, false); err != nil {
+		return os.NewSyscallError("fcntl", err)
+	}
+	return nil
 }
 
 // socketConn is a connected socket in blocking mode: os.File reads and

@@ -10,8 +10,13 @@ import (
 	"unicode/utf8"
 )
 
-// elisionFormat is the line boundText leaves where it cut a text.
-const elisionFormat = "…[%d bytes elided]…"
+// elisionFormat is the line boundText leaves where it cut a text; IsElision
+// reads it back by its two ends.
+const (
+	elisionPrefix = "…["
+	elisionSuffix = " bytes elided]…"
+	elisionFormat = elisionPrefix + "%d" + elisionSuffix
+)
 
 // IsElision reports whether line (trimmed) is the mark of a cut the
 // parser made (elisionFormat): no words of the transcript's. It reads the
@@ -19,11 +24,11 @@ const elisionFormat = "…[%d bytes elided]…"
 // program that links this package, and medallionctl's SessionStart hook,
 // which runs before every agent session, paid a tenth of its start for it.
 func IsElision(line string) bool {
-	n, ok := strings.CutPrefix(line, "…[")
+	n, ok := strings.CutPrefix(line, elisionPrefix)
 	if !ok {
 		return false
 	}
-	n, ok = strings.CutSuffix(n, " bytes elided]…")
+	n, ok = strings.CutSuffix(n, elisionSuffix)
 	return ok && n != "" && strings.Trim(n, "0123456789") == ""
 }
 
