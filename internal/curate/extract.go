@@ -213,10 +213,12 @@ func (x *extractor) textFailed(i int) bool {
 
 // trivialAt reports whether event i, a result, and its call c are a
 // trivial retry (see trivialResult and trivialCall); the part that reads
-// the result's text is computed once.
+// the result's text is computed once. The call is asked first: a read or
+// a search, most results, is told by its tool, and its output (often the
+// longest of a session) is then not scanned at all.
 func (x *extractor) trivialAt(i int, c *transcript.Event) bool {
 	e := &x.ep.Events[i].Event
-	return x.trivialResults.get(x, i, trivialResult) || trivialCall(c, e)
+	return trivialCall(c, e) || x.trivialResults.get(x, i, trivialResult)
 }
 
 // editGistAt is editGist of event i's input, worked out once.

@@ -98,21 +98,57 @@ func findings(text string) []string {
 // mayHaveFindings is false for a text in which findings cannot find
 // anything, found without its per-line copies and patterns: most tool
 // output (file reads, listings, logs) has none, and a backfill runs this
-// over every result. Each test is one a finding's pattern needs: an arrow
-// for credo, "error" for a compiler's diagnostic, a line of one word with
-// a colon for dialyzer; a text with terminal escapes takes the whole path,
-// since removing them can change where a line starts.
+// over every result. Each test is one a finding's pattern needs: "error[E"
+// or "error" and "TS" for a compiler's diagnostic; an arrow and a line
+// opening with "[X]" for credo; a line of one word with a colon for
+// dialyzer. The lines are looked for through the byte they need ('[', ':'),
+// so that a long output whose lines have neither is not split into lines:
+// Claude Code numbers every line of a file it reads with an arrow. A text
+// with terminal escapes takes the whole path, since removing them can
+// change where a line starts.
 func mayHaveFindings(text string) bool {
-	if strings.Contains(text, "error") || strings.ContainsAny(text, "↘→↗↑↓") || strings.IndexByte(text, '\x1b') >= 0 {
+	if strings.IndexByte(text, '\x1b') >= 0 || strings.Contains(text, "error[E") ||
+		strings.Contains(text, "TS") && strings.Contains(text, "error") {
 		return true
 	}
-	for line := range strings.Lines(text) {
-		// Without escapes, a line of one word is its own normalised form.
-		if l := trimLine(line); oneWord(l) && isDialyzerWarning(l) {
+	if strings.ContainsAny(text, "↘→↗↑↓") && anyLineWith(text, '[', credoHead) {
+		return true
+	}
+	// Without escapes, a line of one word is its own normalised form.
+	return anyLineWith(text, ':', func(line string) bool {
+		l := trimLine(line)
+		return oneWord(l) && isDialyzerWarning(l)
+	})
+}
+
+// anyLineWith reports whether test holds for a line of text holding the
+// byte c; each such line is tested once, the others not at all.
+func anyLineWith(text string, c byte, test func(line string) bool) bool {
+	for off := 0; off < len(text); {
+		i := strings.IndexByte(text[off:], c)
+		if i < 0 {
+			return false
+		}
+		at := off + i
+		start := strings.LastIndexByte(text[:at], '\n') + 1
+		end := len(text)
+		if k := strings.IndexByte(text[at:], '\n'); k >= 0 {
+			end = at + k + 1
+		}
+		if test(text[start:end]) {
 			return true
 		}
+		off = end
 	}
 	return false
+}
+
+// credoHead reports a line that opens as a credo issue does ("[R] …",
+// credoFinding), once trimmed: the brackets and the letter are the same in
+// its normalised form.
+func credoHead(line string) bool {
+	t := trimLine(line)
+	return len(t) > 3 && t[0] == '[' && 'A' <= t[1] && t[1] <= 'Z' && t[2] == ']'
 }
 
 // trimLine is a line of output without its surrounding spaces and the box

@@ -44,9 +44,11 @@ func (x *extractor) remedyOf(from, to int, success *transcript.Event) (remedy st
 			if g := x.editGistAt(i); g != "" && len(gists) < maxGists && !slices.Contains(gists, g) {
 				gists = append(gists, g)
 			}
-		case e.Kind == transcript.KindToolResult && succeeded(e) && !x.textFailed(i):
+		case e.Kind == transcript.KindToolResult && succeeded(e):
+			// The cheap tests first: the output is read only for a
+			// command that could still be quoted.
 			c := x.call(e)
-			if c.Command == "" || x.trivialAt(i, c) || len(ran) == maxRan {
+			if c.Command == "" || len(ran) == maxRan || x.textFailed(i) || x.trivialAt(i, c) {
 				continue
 			}
 			if k := commandKey(c.Command); !seen[k] && !readOnly(k) {
