@@ -21,14 +21,14 @@ func signature(e, call *transcript.Event) string {
 	}
 	var lines []string
 	for line := range strings.Lines(text) {
-		if l := strings.Join(strings.Fields(stripTags(line)), " "); informative(l) {
+		if l := collapseSpaces(stripTags(line)); informative(l) {
 			lines = append(lines, l)
 		}
 	}
 	// A line that says what failed (a test runner's FAIL, an exception by
 	// its class) names the failure better than one that only mentions an
 	// error (a wrapper's "Test failed. See above", a browser's log line).
-	i := slices.IndexFunc(lines, func(l string) bool { return failureLine(l) || exceptionLine.MatchString(l) })
+	i := slices.IndexFunc(lines, func(l string) bool { return failureLine(l) || isExceptionLine(l) })
 	if i < 0 {
 		i = slices.IndexFunc(lines, errorish)
 	}
@@ -53,7 +53,7 @@ func signature(e, call *transcript.Event) string {
 		return clip(l, maxSignature)
 	}
 	for line := range strings.Lines(text) {
-		line = strings.Join(strings.Fields(stripTags(line)), " ")
+		line = collapseSpaces(stripTags(line))
 		if !informative(line) {
 			continue
 		}
@@ -76,11 +76,11 @@ func informative(line string) bool {
 			return false
 		}
 	}
-	if pointer.MatchString(l) {
+	if isPointer(l) {
 		return false
 	}
 	n := 0
-	for _, w := range strings.Fields(l) {
+	for w := range strings.FieldsSeq(l) {
 		if strings.IndexFunc(w, unicode.IsLetter) >= 0 {
 			n++
 		}
@@ -93,15 +93,30 @@ func informative(line string) bool {
 // What failed is in the file, not in the line.
 var pointer = regexp.MustCompile(`^[\w -]{1,30}:\s*\S*[/\\]\S*$`)
 
+// isPointer is pointer.MatchString, without the pattern for a line that
+// lacks what it needs: a colon within its first 31 bytes (the label's
+// letters are ASCII and hold none), a slash after it. Signatures test every
+// line of an error's output.
+func isPointer(l string) bool {
+	i := strings.IndexByte(l, ':')
+	return i >= 1 && i <= 30 && strings.ContainsAny(l[i:], `/\`) && pointer.MatchString(l)
+}
+
 // exceptionLine is a line naming an exception by its class: "** (BadMapError)
 // expected a map", "ValueError: bad literal", "java.lang.IllegalStateException: x".
 var exceptionLine = regexp.MustCompile(`^(?:\*\* \()?[A-Za-z_][\w.]*(?:Error|Exception)\b`)
+
+// isExceptionLine is exceptionLine.MatchString, without the pattern for a
+// line holding neither word.
+func isExceptionLine(l string) bool {
+	return (strings.Contains(l, "Error") || strings.Contains(l, "Exception")) && exceptionLine.MatchString(l)
+}
 
 // cause returns the last line of lines that names an exception, with the
 // line under it when it ends in a colon (the value it complains about).
 func cause(lines []string) string {
 	for i := len(lines) - 1; i >= 0; i-- {
-		if !exceptionLine.MatchString(lines[i]) {
+		if !isExceptionLine(lines[i]) {
 			continue
 		}
 		c := lines[i]
@@ -130,6 +145,11 @@ func meaningful(line string) bool {
 	if strings.IndexFunc(line, func(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) }) < 0 {
 		return false
 	}
+	// Each prefix below starts with e, p or c, and no letter but those
+	// lowers to them: a line starting otherwise is not lowered.
+	if c := line[0] | 0x20; c != 'e' && c != 'p' && c != 'c' { // |0x20 lowers a letter
+		return true
+	}
 	l := strings.ToLower(line)
 	for _, p := range []string{"exit code", "exit status", "process exited with code", "command failed with exit code"} {
 		if strings.HasPrefix(l, p) && len(strings.Fields(l)) <= len(strings.Fields(p))+1 {
@@ -142,6 +162,9 @@ func meaningful(line string) bool {
 // stripTags removes XML-ish wrappers agents put around errors
 // (<tool_use_error>…</tool_use_error>).
 func stripTags(s string) string {
+	if strings.IndexByte(s, '<') < 0 {
+		return s // most lines: no copy
+	}
 	var b strings.Builder
 	for {
 		i := strings.IndexByte(s, '<')
