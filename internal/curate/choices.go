@@ -61,10 +61,21 @@ var narration = regexp.MustCompile(`^(?:(?:i'm|i am|we're|we are|now i'm) \w+ing
 // choiceWeight scores one sentence of an assistant message: zero when it
 // is no choice.
 func choiceWeight(s string) int {
-	if strings.HasSuffix(s, "?") || strings.ContainsAny(s, "|*") || len(strings.Fields(s)) < minChoiceWords {
+	if strings.HasSuffix(s, "?") || strings.ContainsAny(s, "|*") || fewerWords(s, minChoiceWords) {
 		return 0
 	}
 	l := strings.ReplaceAll(strings.ToLower(s), "\u2019", "'")
+	// The cues first: most sentences have none, and then the hedges and
+	// the narration pattern have nothing to cancel.
+	w := 0
+	for _, c := range agentChoiceCues {
+		if strings.Contains(l, c.phrase) {
+			w = max(w, c.weight)
+		}
+	}
+	if w == 0 {
+		return 0
+	}
 	for _, h := range hedges {
 		if strings.Contains(l, h) {
 			return 0
@@ -73,13 +84,18 @@ func choiceWeight(s string) int {
 	if narration.MatchString(l) {
 		return 0
 	}
-	w := 0
-	for _, c := range agentChoiceCues {
-		if strings.Contains(l, c.phrase) {
-			w = max(w, c.weight)
+	return w
+}
+
+// fewerWords reports whether s has fewer than n words (as strings.Fields
+// counts them), without splitting it.
+func fewerWords(s string, n int) bool {
+	for range strings.FieldsSeq(s) {
+		if n--; n == 0 {
+			return false
 		}
 	}
-	return w
+	return true
 }
 
 // rationaleOf returns the "because/so that/since" clause of a sentence.

@@ -35,7 +35,7 @@ var choiceCues = []string{
 func (x *extractor) report(it *Items) {
 	for i := len(x.ep.Events) - 1; i >= 0; i-- {
 		e := &x.ep.Events[i].Event
-		if e.Kind != transcript.KindAssistantMessage || len(strings.Fields(e.Text)) < reportWords {
+		if e.Kind != transcript.KindAssistantMessage || fewerWords(e.Text, reportWords) {
 			continue
 		}
 		var out []string
@@ -87,7 +87,7 @@ var unbold = strings.NewReplacer("**", "")
 func reportLine(s string) string {
 	s = strings.TrimSpace(unbold.Replace(s))
 	s = reportLabel.ReplaceAllString(s, "")
-	if strings.HasPrefix(s, "::") || strings.HasPrefix(s, "#") || strings.HasSuffix(s, ":") || len(strings.Fields(s)) < minReportLineWords {
+	if strings.HasPrefix(s, "::") || strings.HasPrefix(s, "#") || strings.HasSuffix(s, ":") || fewerWords(s, minReportLineWords) {
 		return ""
 	}
 	return s
