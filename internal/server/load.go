@@ -49,7 +49,8 @@ func (s *Server) load(r *http.Request) (any, error) {
 		if s.cfg.ScopeForCWD == nil {
 			return nil, badRequest("this daemon cannot resolve --cwd; name the scope with node or tag")
 		}
-		scope.GraphNodes = s.cfg.ScopeForCWD(filepath.Clean(cwd))
+		cwd = filepath.Clean(cwd)
+		scope.GraphNodes = s.cfg.ScopeForCWD(cwd)
 	case len(scope.GraphNodes) == 0 && len(scope.Tags) == 0:
 		return nil, badRequest("give at least one node or tag, or a cwd (e.g. ?node=repo:muse or ?cwd=/home/me/muse)")
 	}
@@ -73,8 +74,14 @@ func (s *Server) load(r *http.Request) (any, error) {
 	}
 
 	key := loadKey(scope, limit, budget, format)
+	// A load as the SessionStart hook makes it (its cwd, the default
+	// limit, markdown) leaves its answer where the next hook reads it.
+	forHook := hasCWD && limit == api.DefaultLoadLimit && format == render.FormatMarkdown
 	cached, writes := s.loads.get(key)
 	if cached != nil {
+		if forHook {
+			s.loads.keepFile(key, writes, cwd, budget, scope.GraphNodes)
+		}
 		return encodedJSON(cached), nil
 	}
 	var ms []*medallion.Medallion
@@ -111,7 +118,14 @@ func (s *Server) load(r *http.Request) (any, error) {
 	if err := jsonEncode(&body, resp); err != nil {
 		return nil, err
 	}
-	s.loads.put(key, scope, body.Bytes(), writes)
+	text := "" // the hook adds nothing for a scope without medallions
+	if len(ms) > 0 {
+		text = resp.Text
+	}
+	s.loads.put(key, scope, body.Bytes(), text, writes)
+	if forHook {
+		s.loads.keepFile(key, writes, cwd, budget, scope.GraphNodes)
+	}
 	return encodedJSON(body.Bytes()), nil
 }
 

@@ -22,6 +22,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/medallionhq/medallion/internal/api"
+	"github.com/medallionhq/medallion/internal/hookcache"
 	"github.com/medallionhq/medallion/internal/medallion"
 	"github.com/medallionhq/medallion/internal/render"
 	"github.com/medallionhq/medallion/internal/search"
@@ -95,6 +96,10 @@ type Config struct {
 	// until a version in their scope is written (loadcache.go); without
 	// it, every load is rendered anew.
 	WatchWrites func(fn func(prev, cur *medallion.Medallion))
+	// HookAnswers, with WatchWrites, keeps the answers to loads the
+	// SessionStart hook makes (a cwd, default limit, markdown) as files it
+	// reads without asking (internal/hookcache); nil keeps none.
+	HookAnswers *hookcache.Writer
 
 	// ReviewMode is how GET /v1/load shows the items a model wrote that
 	// nobody has reviewed: "auto" marks them, "required" leaves them out,
@@ -142,7 +147,7 @@ func New(cfg Config) *Server {
 	}
 	s := &Server{cfg: cfg, log: cfg.Logger.Named("api")}
 	if cfg.WatchWrites != nil {
-		s.loads = newLoadCache()
+		s.loads = newLoadCache(cfg.HookAnswers, s.log.Named("load"))
 		cfg.WatchWrites(s.loads.written)
 	}
 	s.mux = s.routes()
