@@ -9,6 +9,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 )
 
 // hook runs the SessionStart hook for cwd against d and returns its
@@ -30,7 +31,7 @@ const keptNote = "answered from the daemon's kept answer"
 
 // TestHookKeptAnswer: with the real binaries, the second hook for a
 // folder reads the answer the daemon kept for the first, a new version
-// is in the very next hook, a folder that became a repository of its own
+// is in the very next hook and kept again without a hook asking, a folder that became a repository of its own
 // is asked for anew, a daemon killed leaves answers nobody reads, and a
 // daemon that starts or stops leaves none.
 func TestHookKeptAnswer(t *testing.T) {
@@ -59,11 +60,29 @@ func TestHookKeptAnswer(t *testing.T) {
 	if out, err := exec.Command(d.ctl, "--socket", d.sock, "put", "-f", f).CombinedOutput(); err != nil {
 		t.Fatalf("put: %v: %s", err, out)
 	}
-	if got, why := d.hook(t, repo); !strings.Contains(got, "x now keeps hook answers as files") || strings.Contains(why, keptNote) {
+	// The daemon drops the answer before put returns, and renders it
+	// again two seconds later: the next hook asks or reads the new one.
+	if got, why := d.hook(t, repo); !strings.Contains(got, "x now keeps hook answers as files") {
 		t.Fatalf("hook after a new version: stderr %q\n%s", why, got)
 	}
 	if got, why := d.hook(t, repo); !strings.Contains(got, "x now keeps hook answers as files") || !strings.Contains(why, keptNote) {
 		t.Fatalf("the new answer was not kept: stderr %q\n%s", why, got)
+	}
+	// Another version, and no hook until the daemon has rendered it again
+	// (two seconds after the write): the next hook reads it from its file.
+	m = strings.Replace(m, "x now keeps hook answers as files", "x renders answers again after writes", 1)
+	if err := os.WriteFile(f, []byte(m), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command(d.ctl, "--socket", d.sock, "put", "-f", f).CombinedOutput(); err != nil {
+		t.Fatalf("put: %v: %s", err, out)
+	}
+	waitFor(t, 20*time.Second, "the answer rendered again", func() bool {
+		entries, _ := os.ReadDir(dir)
+		return len(entries) > 0
+	})
+	if got, why := d.hook(t, repo); !strings.Contains(got, "x renders answers again after writes") || !strings.Contains(why, keptNote) {
+		t.Fatalf("after the rewrite went quiet: stderr %q\n%s", why, got)
 	}
 
 	// A folder of the repository that becomes a repository of its own.
@@ -99,7 +118,7 @@ func TestHookKeptAnswer(t *testing.T) {
 	if entries, err := os.ReadDir(dir); err != nil || len(entries) != 0 {
 		t.Errorf("a new daemon kept %d answers of the one before (%v)", len(entries), err)
 	}
-	if got, _ := d2.hook(t, repo); !strings.Contains(got, "x now keeps hook answers as files") {
+	if got, _ := d2.hook(t, repo); !strings.Contains(got, "x renders answers again after writes") {
 		t.Errorf("hook after the restart: %q", got)
 	}
 	d2.stop()

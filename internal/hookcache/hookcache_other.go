@@ -26,6 +26,9 @@ func (*Writer) Put(Answer) (string, error) {
 	return "", errors.New("hook answers are kept on Unix systems only")
 }
 
+// Has finds nothing.
+func (*Writer) Has(string) bool { return false }
+
 // Remove has nothing to remove.
 func (*Writer) Remove(string) error { return nil }
 

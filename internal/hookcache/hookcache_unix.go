@@ -138,6 +138,13 @@ func (w *Writer) Put(a Answer) (string, error) {
 	return name, nil
 }
 
+// Has reports whether the answer file name (from Put) is there: someone
+// may have removed it.
+func (w *Writer) Has(name string) bool {
+	_, err := os.Lstat(path(w.dir, name))
+	return err == nil
+}
+
 // Remove drops the answer file name (from Put). A file left behind would
 // serve a stale save file, so its caller hears of any failure (the server
 // then keeps no more files).

@@ -65,6 +65,7 @@ func files(t *testing.T, dir string) int {
 // file the hook reads; a write to the scope removes the file before the
 // write returns, a write elsewhere leaves it; other loads keep no file.
 func TestHookAnswerFiles(t *testing.T) {
+	setRewarm(t, time.Hour, time.Hour) // none in this test
 	e, dir := startHook(t)
 	ctx := context.Background()
 	muse, other := gitRepo(t, "muse"), gitRepo(t, "other")
@@ -86,6 +87,14 @@ func TestHookAnswerFiles(t *testing.T) {
 	resp := e.load(t, hookLoad(muse))
 	if got, ok := hookcache.Read(dir, muse, 1200); !ok || got != resp.Text {
 		t.Fatalf("kept answer %q, %v; want the load's text:\n%s", got, ok, resp.Text)
+	}
+	// Removed by someone else: the next load keeps it again.
+	if err := os.Remove(filepath.Join(dir, hookcache.Name(muse, 1200))); err != nil {
+		t.Fatal(err)
+	}
+	e.load(t, hookLoad(muse))
+	if _, ok := hookcache.Read(dir, muse, 1200); !ok {
+		t.Fatal("a removed answer file was not kept again")
 	}
 	sub := filepath.Join(muse, "cmd")
 	if err := os.Mkdir(sub, 0o700); err != nil {
@@ -136,6 +145,7 @@ func TestHookAnswerFiles(t *testing.T) {
 // while a writer updates the scope's medallion; once an update returned, a
 // kept answer is either gone or shows it.
 func TestHookAnswerFilesUnderConcurrentWrites(t *testing.T) {
+	setRewarm(t, time.Millisecond, 10*time.Millisecond) // racing the readers
 	e, dir := startHook(t)
 	ctx := context.Background()
 	muse := gitRepo(t, "muse")
@@ -177,5 +187,52 @@ func TestHookAnswerFilesUnderConcurrentWrites(t *testing.T) {
 	}
 	if kept == 0 {
 		t.Error("no answer was ever kept while the readers loaded")
+	}
+}
+
+// setRewarm sets how long the server waits for writes to go quiet before
+// it renders the hook's answers again, for one test.
+func setRewarm(t *testing.T, quiet, most time.Duration) {
+	q, m := rewarmQuiet, rewarmMax
+	rewarmQuiet, rewarmMax = quiet, most
+	t.Cleanup(func() { rewarmQuiet, rewarmMax = q, m })
+}
+
+// TestHookAnswerRewarmed: once the writes to a scope have gone quiet, the
+// answers they dropped are rendered and kept again, so the next session's
+// hook reads its file; a burst of writes renders them once.
+func TestHookAnswerRewarmed(t *testing.T) {
+	setRewarm(t, 500*time.Millisecond, time.Hour)
+	e, dir := startHook(t)
+	ctx := context.Background()
+	muse := gitRepo(t, "muse")
+	m, err := e.store.Create(ctx, sample("muse-state", "repo:muse"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.load(t, hookLoad(muse))
+	e.load(t, "node=repo:muse") // no file: not rendered again
+	for i := range 5 {
+		m.Summary.HighLevel = fmt.Sprintf("checkpoint %d", i)
+		if m, err = e.store.Update(ctx, m); err != nil {
+			t.Fatal(err)
+		}
+		if _, ok := hookcache.Read(dir, muse, 1200); ok {
+			t.Fatalf("write %d: the answer was rendered again before the writes went quiet", i)
+		}
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		got, ok := hookcache.Read(dir, muse, 1200)
+		if ok && strings.Contains(got, "checkpoint 4\n") {
+			break
+		}
+		if ok || time.Now().After(deadline) {
+			t.Fatalf("after the writes went quiet the kept answer is %q, %v", got, ok)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if n := e.kept(); n != 1 {
+		t.Errorf("%d answers kept, want the hook's alone", n)
 	}
 }

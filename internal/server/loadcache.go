@@ -55,17 +55,27 @@ type loadCache struct {
 	// folder, or a file could not be removed).
 	files *hookcache.Writer
 	owner map[string]*loadEntry // the entry each file copies, by name
-	log   hclog.Logger
+	// dropped hears of the files a write removed (c.mu is held: it must
+	// not block), to render them again (rewarm.go); nil: nobody.
+	dropped func([]hookFile)
+	log     hclog.Logger
 }
 
 // loadEntry is one kept answer, the scope it was rendered for, and for
 // the hook: the save file's text ("" when no medallion is in the scope)
-// and the names of the answer files that copy it.
+// and the answer files that copy it.
 type loadEntry struct {
 	scope medallion.Scope
 	body  []byte
 	text  string
-	files []string
+	files []hookFile
+}
+
+// hookFile is an answer file: its name and the load it answers.
+type hookFile struct {
+	name   string
+	cwd    string
+	budget int
 }
 
 func newLoadCache(files *hookcache.Writer, log hclog.Logger) *loadCache {
@@ -114,7 +124,7 @@ func (c *loadCache) put(key string, scope medallion.Scope, body []byte, text str
 	old := c.entries[key] // the same answer, rendered twice at once
 	if old == nil && len(c.entries) >= maxLoadCacheEntries {
 		for _, e := range c.entries {
-			c.drop(e)
+			c.drop(e, false)
 		}
 		clear(c.entries)
 	}
@@ -122,8 +132,8 @@ func (c *loadCache) put(key string, scope medallion.Scope, body []byte, text str
 	e := &loadEntry{scope: scope, body: body, text: text}
 	if old != nil {
 		e.files = old.files
-		for _, name := range e.files {
-			c.owner[name] = e
+		for _, f := range e.files {
+			c.owner[f.name] = e
 		}
 	}
 	c.entries[key] = e
@@ -143,37 +153,50 @@ func (c *loadCache) keepFile(key string, writes uint64, cwd string, budget int, 
 		return
 	}
 	name := hookcache.Name(cwd, budget)
-	if c.owner[name] == e || len(e.files) >= maxHookFiles || !hookcache.Keepable(cwd, nodes) {
+	owned := c.owner[name] == e
+	if owned && c.files.Has(name) {
+		return // kept already: a load by hand, or a hook that could not use it
+	}
+	if !owned && len(e.files) >= maxHookFiles || !hookcache.Keepable(cwd, nodes) {
 		return
 	}
 	if _, err := c.files.Put(hookcache.Answer{CWD: cwd, Budget: budget, Nodes: nodes, Text: e.text}); err != nil {
 		c.log.Warn("hook answer not kept; the hook asks the daemon", "error", err)
 		return
 	}
-	if prev := c.owner[name]; prev != nil {
-		// The cwd's scope changed: the file copies this entry now.
-		prev.files = slices.DeleteFunc(prev.files, func(n string) bool { return n == name })
+	if !owned {
+		if prev := c.owner[name]; prev != nil {
+			// The cwd's scope changed: the file copies this entry now.
+			prev.files = slices.DeleteFunc(prev.files, func(f hookFile) bool { return f.name == name })
+		}
+		c.owner[name] = e
+		e.files = append(e.files, hookFile{name: name, cwd: cwd, budget: budget})
 	}
-	c.owner[name] = e
-	e.files = append(e.files, name)
 }
 
 // drop removes the files of e, whose answer is no longer kept (c.mu is
-// held). One that cannot be removed would be served stale, so no file is
-// kept from then on and the folder is emptied as far as it can be.
-func (c *loadCache) drop(e *loadEntry) {
-	for _, name := range e.files {
-		delete(c.owner, name)
+// held), and when a write dropped it (written), has them rendered again.
+// A file that cannot be removed would be served stale, so no file is kept
+// from then on and the folder is emptied as far as it can be.
+func (c *loadCache) drop(e *loadEntry, written bool) {
+	if len(e.files) == 0 {
+		return
+	}
+	for _, f := range e.files {
+		delete(c.owner, f.name)
 		if c.files == nil {
 			continue
 		}
-		if err := c.files.Remove(name); err != nil {
+		if err := c.files.Remove(f.name); err != nil {
 			c.log.Error("a kept hook answer could not be removed; no more are kept until the daemon restarts", "error", err)
 			if err := c.files.Close(); err != nil {
 				c.log.Error("hook answers folder not emptied: hooks may read stale save files until the daemon restarts", "error", err)
 			}
 			c.files = nil
 		}
+	}
+	if written && c.files != nil && c.dropped != nil {
+		c.dropped(e.files)
 	}
 	e.files = nil
 }
@@ -186,7 +209,7 @@ func (c *loadCache) written(prev, cur *medallion.Medallion) {
 	c.writes++
 	for k, e := range c.entries {
 		if touches(prev, e.scope) || touches(cur, e.scope) {
-			c.drop(e)
+			c.drop(e, true)
 			delete(c.entries, k)
 		}
 	}

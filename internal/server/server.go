@@ -129,6 +129,9 @@ type Server struct {
 	mux   *http.ServeMux
 	http  *http.Server
 	loads *loadCache // nil without Config.WatchWrites
+	// rewarms renders the hook's answers again after writes; nil without
+	// Config.HookAnswers.
+	rewarms *rewarmer
 }
 
 // New returns a server for cfg; call Serve to start answering.
@@ -148,6 +151,10 @@ func New(cfg Config) *Server {
 	s := &Server{cfg: cfg, log: cfg.Logger.Named("api")}
 	if cfg.WatchWrites != nil {
 		s.loads = newLoadCache(cfg.HookAnswers, s.log.Named("load"))
+		if cfg.HookAnswers != nil && cfg.ScopeForCWD != nil {
+			s.rewarms = newRewarmer(s.rewarm)
+			s.loads.dropped = s.rewarms.add
+		}
 		cfg.WatchWrites(s.loads.written)
 	}
 	s.mux = s.routes()
@@ -204,6 +211,9 @@ func (s *Server) Serve(ln net.Listener) error {
 // When ctx ends first, the remaining connections are cut, so that the
 // daemon can exit, and the context's error is returned.
 func (s *Server) Shutdown(ctx context.Context) error {
+	if s.rewarms != nil {
+		s.rewarms.close()
+	}
 	if err := s.http.Shutdown(ctx); err != nil {
 		_ = s.http.Close()
 		return fmt.Errorf("shut down local API: %w", err)
