@@ -122,8 +122,7 @@ func trivialCall(c, result *transcript.Event) bool {
 		return true // polling a running command, not writing a file
 	}
 	if episode.EditsFiles(c.Tool) {
-		l := strings.ToLower(result.Text)
-		return strings.Contains(l, "not found") || strings.Contains(l, "has not been read") || strings.Contains(l, "modified since")
+		return containsLower(result.Text, "not found", "has not been read", "modified since")
 	}
 	return t == "read" || t == "glob" || t == "grep" || t == "ls" || strings.Contains(t, "search") || strings.Contains(t, "fetch") ||
 		strings.Contains(t, "read_file") || strings.Contains(t, "list") || strings.Contains(t, "view")

@@ -307,8 +307,40 @@ func textFailure(e *transcript.Event) bool {
 	return anyFailureLine(e.Text) || len(findings(e.Text)) > 0
 }
 
-// lowered holds the buffers anyFailureLine lowers texts into.
+// lowered holds the buffers anyFailureLine and containsLower lower texts
+// into.
 var lowered = sync.Pool{New: func() any { return new([]byte) }}
+
+// lowerASCII copies text into *bp with its ASCII letters lowered, and
+// returns the copy (which *bp then holds).
+func lowerASCII(bp *[]byte, text string) []byte {
+	low := append((*bp)[:0], text...)
+	*bp = low
+	for i, c := range low {
+		if 'A' <= c && c <= 'Z' {
+			low[i] = c + 'a' - 'A'
+		}
+	}
+	return low
+}
+
+// containsLower reports whether strings.ToLower(text) holds one of words,
+// which are lower-case ASCII. Only ASCII letters are lowered, into a pooled
+// buffer: ToLower copies the text, and takes Unicode's slow path on most
+// outputs (Claude Code numbers each line of a file it reads with an
+// arrow). That is the same test, since no letter beyond ASCII lowers to
+// one of its but the dotted capital I (to i) and the Kelvin sign (to k);
+// a text holding either is lowered by ToLower.
+func containsLower(text string, words ...string) bool {
+	if strings.Contains(text, "\u0130") || strings.Contains(text, "\u212a") {
+		l := strings.ToLower(text)
+		return slices.ContainsFunc(words, func(w string) bool { return strings.Contains(l, w) })
+	}
+	bp := lowered.Get().(*[]byte)
+	defer lowered.Put(bp)
+	low := lowerASCII(bp, text)
+	return slices.ContainsFunc(words, func(w string) bool { return bytes.Contains(low, []byte(w)) })
+}
 
 // anyFailureLine reports whether a line of text is a failureLine. Only
 // the lines holding one of failureWords can be, so it finds those words
@@ -330,13 +362,7 @@ func anyFailureLine(text string) bool {
 	}
 	bp := lowered.Get().(*[]byte)
 	defer lowered.Put(bp)
-	low := append((*bp)[:0], text...)
-	*bp = low
-	for i, c := range low {
-		if 'A' <= c && c <= 'Z' {
-			low[i] = c + 'a' - 'A'
-		}
-	}
+	low := lowerASCII(bp, text)
 	for _, w := range failureWords {
 		for off := 0; off < len(low); {
 			j := bytes.Index(low[off:], []byte(w))
