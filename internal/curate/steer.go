@@ -226,7 +226,11 @@ var clauseSep = regexp.MustCompile(`,\s|:\s|\s[-–—]+\s`)
 // where a clause ends.
 func clauseWords(s string) []string {
 	var ws []string
-	for i, part := range clauseSep.Split(s, -1) {
+	parts := []string{s}
+	if strings.ContainsAny(s, ",:-–—") { // what clauseSep needs; most sentences have none
+		parts = clauseSep.Split(s, -1)
+	}
+	for i, part := range parts {
 		if i > 0 {
 			ws = append(ws, ",")
 		}
