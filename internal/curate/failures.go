@@ -369,12 +369,7 @@ func anyFailureLine(text string) bool {
 			if j < 0 {
 				break
 			}
-			at := off + j
-			start := strings.LastIndexByte(text[:at], '\n') + 1
-			end := len(text)
-			if k := strings.IndexByte(text[at:], '\n'); k >= 0 {
-				end = at + k + 1
-			}
+			start, end := lineAround(text, off+j)
 			if failureLine(text[start:end]) {
 				return true
 			}

@@ -129,18 +129,24 @@ func anyLineWith(text string, c byte, test func(line string) bool) bool {
 		if i < 0 {
 			return false
 		}
-		at := off + i
-		start := strings.LastIndexByte(text[:at], '\n') + 1
-		end := len(text)
-		if k := strings.IndexByte(text[at:], '\n'); k >= 0 {
-			end = at + k + 1
-		}
+		start, end := lineAround(text, off+i)
 		if test(text[start:end]) {
 			return true
 		}
 		off = end
 	}
 	return false
+}
+
+// lineAround returns the bounds of the line of text holding the byte at
+// at: where it starts, and where it ends past its newline.
+func lineAround(text string, at int) (start, end int) {
+	start = strings.LastIndexByte(text[:at], '\n') + 1
+	end = len(text)
+	if k := strings.IndexByte(text[at:], '\n'); k >= 0 {
+		end = at + k + 1
+	}
+	return start, end
 }
 
 // credoHead reports a line that opens as a credo issue does ("[R] …",
