@@ -3,6 +3,7 @@ package e2e
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -133,5 +134,43 @@ func TestHookKeptAnswer(t *testing.T) {
 	d2.stop()
 	if _, err := os.Stat(dir); !os.IsNotExist(err) {
 		t.Errorf("a stopped daemon left its answers folder: %v", err)
+	}
+}
+
+// TestHookAnswersReadyAfterStart: a daemon that starts readies the hook
+// answers of the folders of recent sessions, so the first session there
+// after a restart reads its file instead of asking.
+func TestHookAnswersReadyAfterStart(t *testing.T) {
+	root := t.TempDir()
+	repo := filepath.Join(t.TempDir(), "muse")
+	if err := os.MkdirAll(filepath.Join(repo, ".git"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	d := newIngestd(t, root, "")
+	d.start()
+	line := fmt.Sprintf(`{"type":"user","sessionId":"s-ready","uuid":"u-1","cwd":%q,"timestamp":%q,"message":{"role":"user","content":"make the hook fast"}}`+"\n",
+		repo, time.Now().UTC().Format(time.RFC3339))
+	appendTo(t, filepath.Join(root, "s-ready.jsonl"), []byte(line))
+	waitFor(t, 10*time.Second, "the session's event", func() bool { return d.eventCount("s-ready") == 1 })
+	m := strings.NewReplacer("x-state-0", "muse-state", `"repo:x"`, `"repo:muse"`).Replace(loadMedallion(0))
+	f := filepath.Join(t.TempDir(), "m.json")
+	if err := os.WriteFile(f, []byte(m), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ctl := filepath.Join(binDir, "medallionctl")
+	if out, err := exec.Command(ctl, "--socket", d.sock, "put", "-f", f).CombinedOutput(); err != nil {
+		t.Fatalf("put: %v: %s", err, out)
+	}
+
+	d.stop()
+	d.start()
+	dd := &daemon{sock: d.sock, ctl: ctl}
+	waitFor(t, 20*time.Second, "the recent folder's answer readied", func() bool {
+		entries, _ := os.ReadDir(d.sock + ".hook")
+		return len(entries) > 0
+	})
+	out, why := dd.hook(t, repo)
+	if !strings.Contains(why, keptNote) || !strings.Contains(out, "canonical state of repo:muse") {
+		t.Errorf("the first hook after a start: stderr %q\n%s", why, out)
 	}
 }
