@@ -3,7 +3,6 @@ package daemon
 import (
 	"bufio"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -14,7 +13,6 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
-	"github.com/medallionhq/medallion/internal/medallion"
 	"github.com/medallionhq/medallion/internal/store"
 )
 
@@ -140,9 +138,12 @@ func (e *exporter) export(ctx context.Context) error {
 	}
 	defer os.Remove(tmp.Name()) // a no-op once renamed
 	w := bufio.NewWriterSize(tmp, 64<<10)
-	enc := json.NewEncoder(w)
 	n := 0
-	err = e.st.Export(ctx, func(m *medallion.Medallion) error { n++; return enc.Encode(m) })
+	err = e.st.ExportJSON(ctx, func(line []byte) error {
+		n++
+		_, err := w.Write(line)
+		return err
+	})
 	if err == nil {
 		err = w.Flush()
 	}
