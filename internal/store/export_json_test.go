@@ -26,7 +26,7 @@ func exportEncoded(t *testing.T, s *Badger) []byte {
 func exportLines(t *testing.T, s *Badger) ([]byte, error) {
 	t.Helper()
 	var buf bytes.Buffer
-	err := s.ExportJSON(context.Background(), func(line []byte) error { buf.Write(line); return nil })
+	_, err := s.ExportJSON(context.Background(), func(line []byte) error { buf.Write(line); return nil })
 	return buf.Bytes(), err
 }
 
@@ -118,7 +118,7 @@ func TestExportJSONCorrupt(t *testing.T) {
 	grow(t, s, "a", 3)
 	stop := errors.New("stop")
 	n := 0
-	if err := s.ExportJSON(context.Background(), func([]byte) error { n++; return stop }); !errors.Is(err, stop) || n != 1 {
+	if _, err := s.ExportJSON(context.Background(), func([]byte) error { n++; return stop }); !errors.Is(err, stop) || n != 1 {
 		t.Errorf("ExportJSON after fn failed: %v, %d lines", err, n)
 	}
 	bad := growingMedallion("bad")
@@ -127,4 +127,71 @@ func TestExportJSONCorrupt(t *testing.T) {
 	if _, err := exportLines(t, s); err == nil || !bytes.Contains([]byte(err.Error()), []byte("v/bad")) {
 		t.Errorf("ExportJSON of a corrupt version: %v", err)
 	}
+}
+
+// TestExportState: the state ExportJSON read its snapshot in is the one
+// ExportState reads while nothing is written; it stays across a reopen
+// and a write of anything but a medallion, and every medallion write
+// (create, update, import) changes it.
+func TestExportState(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	s, err := Open(dir, Options{GCInterval: -1, Reserve: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = s.Close() }()
+	state := func() ExportState {
+		t.Helper()
+		st, err := s.ExportState(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return st
+	}
+	empty := state()
+	if empty != (ExportState{}) {
+		t.Errorf("state of an empty store %+v", empty)
+	}
+	versions := grow(t, s, "a", 3)
+	exported, err := s.ExportJSON(ctx, func([]byte) error { return nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if now := state(); now != exported || now.Versions != 3 {
+		t.Fatalf("ExportState %+v, ExportJSON's %+v", now, exported)
+	}
+	if err := s.PutAux(ctx, "test/x", []byte("x")); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if s, err = Open(dir, Options{GCInterval: -1, Reserve: -1}); err != nil {
+		t.Fatal(err)
+	}
+	if now := state(); now != exported {
+		t.Fatalf("after another write and a reopen %+v, want %+v", now, exported)
+	}
+	last := exported
+	write := func(what string, fn func() error) {
+		t.Helper()
+		if err := fn(); err != nil {
+			t.Fatalf("%s: %v", what, err)
+		}
+		if now := state(); now == last || now.LastCommit <= last.LastCommit {
+			t.Fatalf("%s: state %+v after %+v", what, now, last)
+		}
+		last = state()
+	}
+	write("update", func() error {
+		m := versions[len(versions)-1].Clone()
+		m.Summary.HighLevel = "again"
+		_, err := s.Update(ctx, m)
+		return err
+	})
+	write("create", func() error { _, err := s.Create(ctx, growingMedallion("b")); return err })
+	write("import", func() error {
+		return s.Import(ctx, []*medallion.Medallion{func() *medallion.Medallion { m := versions[0].Clone(); m.Meta.MedallionID = "c"; return m }()})
+	})
 }
