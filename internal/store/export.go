@@ -149,7 +149,7 @@ func (b *Badger) eachVersion(ctx context.Context, txn *badger.Txn, fn func(*meda
 
 // eachWhole calls fn with the whole encoding of every stored version in
 // txn, with its id and number: by id, oldest version first, each rebuilt
-// where it is stored as a delta. Every value read faults its pages of the
+// where it is stored as a delta; whole is only valid until fn returns. Every value read faults its pages of the
 // value log in, and nothing else would hand them back before the store's
 // next check (up to 30 s): the daemon's first automatic export of a
 // 600 MB store left 82 MB of them resident. So it trims them as it goes.
@@ -158,8 +158,9 @@ func (b *Badger) eachWhole(ctx context.Context, txn *badger.Txn, fn func(id []by
 	// handed out rebuilt when the next id begins.
 	var id []byte
 	var recs []record
+	var r rebuilder
 	flush := func() error {
-		err := rebuildAll(recs, func(version int, whole []byte, err error) error {
+		err := r.all(recs, func(version int, whole []byte, err error) error {
 			if err != nil {
 				return fmt.Errorf("rebuild %s: %w", versionKey(string(id), version), err)
 			}
