@@ -18,6 +18,7 @@ import (
 
 	"github.com/medallionhq/medallion/internal/api"
 	"github.com/medallionhq/medallion/internal/client"
+	"github.com/medallionhq/medallion/internal/hookcache"
 )
 
 // hookTimeout bounds the whole daemon round trip of a hook. Claude Code
@@ -69,6 +70,15 @@ It never stands in the agent's way: when the daemon is down, slow (it gives
 up after 700 ms) or has no medallion for the directory, it prints nothing and
 exits 0. --verbose says why on stderr.
 
+The daemon keeps each answer it gave a hook in a file beside its socket
+(SOCKET.hook/, readable by you alone), and the next hook for the same
+directory reads that file instead of asking: the hook runs before every
+session, and the round trip was a third of its time. A file never outlives
+the answer: the daemon removes it before a new version of a medallion of
+its scope is stored, and the hook ignores it when the daemon that wrote it
+is gone or when the directory's repository is no longer the one it was
+written for (--verbose says when a file answered).
+
 When the daemon is down (nothing listens on the socket), the hook also starts
 it in the background with "medalliond start --socket SOCKET" (the medalliond
 next to medallionctl, else the one on PATH) and returns at once without
@@ -117,7 +127,10 @@ func (a *app) runHook(ctx context.Context, ag *hookAgent, opts hookOptions) {
 	}
 	ctx, cancel := context.WithTimeout(ctx, hookTimeout)
 	defer cancel()
-	text, err := a.hookContext(ctx, budget)
+	text, kept, err := a.hookContext(ctx, budget)
+	if kept {
+		note("answered from the daemon's kept answer in %s", hookcache.Dir(a.socket))
+	}
 	if err != nil {
 		// Whatever failed, the session must start as if we were not
 		// there: exit 0, nothing on stdout.
@@ -227,28 +240,35 @@ func findDaemon() (string, error) {
 }
 
 // hookContext reads the hook input and returns the save file for its cwd,
-// or "" when no medallion exists for it.
-func (a *app) hookContext(ctx context.Context, budget int) (string, error) {
+// or "" when no medallion exists for it, and whether it came from the
+// daemon's kept answer file instead of a round trip (internal/hookcache).
+func (a *app) hookContext(ctx context.Context, budget int) (text string, kept bool, err error) {
 	// One JSON value, not up to EOF: the hook answers as soon as the
 	// input is read, even if the agent keeps stdin open.
 	var in sessionStartInput
 	if err := json.NewDecoder(io.LimitReader(a.stdin, maxHookInput)).Decode(&in); err != nil {
-		return "", fmt.Errorf("decode hook input: %w", err)
+		return "", false, fmt.Errorf("decode hook input: %w", err)
 	}
 	if in.CWD == "" || !filepath.IsAbs(in.CWD) {
-		return "", fmt.Errorf("hook input has no absolute cwd (got %q)", in.CWD)
+		return "", false, fmt.Errorf("hook input has no absolute cwd (got %q)", in.CWD)
+	}
+	cwd := filepath.Clean(in.CWD)
+	if text, ok := hookcache.Read(hookcache.Dir(a.socket), cwd, budget); ok {
+		return text, true, nil
 	}
 	c := a.client()
 	c.Timeout = hookTimeout
 	c.OnVersionMismatch = nil // stderr stays quiet unless --verbose
-	resp, err := c.Load(ctx, api.LoadRequest{CWD: in.CWD, Budget: budget})
+	// The same request as the daemon's answer files are kept for: the
+	// daemon leaves this answer in one for the next hook.
+	resp, err := c.Load(ctx, api.LoadRequest{CWD: cwd, Budget: budget})
 	if err != nil {
-		return "", fmt.Errorf("load %s: %w", in.CWD, err)
+		return "", false, fmt.Errorf("load %s: %w", in.CWD, err)
 	}
 	if len(resp.Medallions) == 0 {
-		return "", nil
+		return "", false, nil
 	}
-	return resp.Text, nil
+	return resp.Text, false, nil
 }
 
 // fastHook runs the hook without building the cobra command tree when its

@@ -22,6 +22,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/medallionhq/medallion/internal/config"
+	"github.com/medallionhq/medallion/internal/hookcache"
 	"github.com/medallionhq/medallion/internal/resident"
 	"github.com/medallionhq/medallion/internal/search"
 	"github.com/medallionhq/medallion/internal/server"
@@ -175,6 +176,19 @@ func Run(ctx context.Context, cfg *config.Config, logger hclog.Logger, opts ...O
 	// store (deferred calls run last first).
 	defer ing.stop(ctx)
 
+	// The hook's answers beside the socket (internal/hookcache), opened
+	// now that this daemon holds the socket: no other daemon uses them.
+	answers, err := hookcache.Open(hookcache.Dir(cfg.Socket))
+	if err != nil {
+		logger.Warn("hook answers are not kept as files; every hook asks the daemon", "error", err)
+	} else {
+		defer func() {
+			if err := answers.Close(); err != nil {
+				logger.Warn("hook answers left behind (the next daemon clears them)", "error", err)
+			}
+		}()
+	}
+
 	srv := server.New(server.Config{
 		Store:      rs,
 		Logger:     logger.Named("server"),
@@ -197,6 +211,7 @@ func Run(ctx context.Context, cfg *config.Config, logger hclog.Logger, opts ...O
 		LLMCheck:    ing.llmCheck(),
 		Search:      ix,
 		WatchWrites: st.WatchWrites,
+		HookAnswers: answers,
 	})
 	// Logged before serving so that anyone who got an answer from the
 	// socket can find this line in the log.

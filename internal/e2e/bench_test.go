@@ -31,6 +31,13 @@ func startDaemon(tb testing.TB) *daemon {
 	d.cmd = exec.Command(filepath.Join(binDir, "medalliond"), "run",
 		"--data-dir", filepath.Join(dir, "data"), "--socket", d.sock, "--log-level", "warn")
 	d.cmd.Env = append(os.Environ(), "HOME="+dir, "XDG_CONFIG_HOME="+filepath.Join(dir, "config"))
+	d.run(tb)
+	return d
+}
+
+// run starts d.cmd and waits for the daemon to answer.
+func (d *daemon) run(tb testing.TB) {
+	tb.Helper()
 	d.cmd.Stderr = os.Stderr
 	if err := d.cmd.Start(); err != nil {
 		tb.Fatal(err)
@@ -39,7 +46,16 @@ func startDaemon(tb testing.TB) *daemon {
 	if err := waitForSocket(d.ctl, d.sock); err != nil {
 		tb.Fatal(err)
 	}
-	return d
+}
+
+// restartDaemon starts a daemon as d was started, on its socket and data
+// dir, once d has stopped.
+func restartDaemon(tb testing.TB, d *daemon) *daemon {
+	tb.Helper()
+	d2 := &daemon{sock: d.sock, ctl: d.ctl, cmd: exec.Command(d.cmd.Path, d.cmd.Args[1:]...)}
+	d2.cmd.Env = d.cmd.Env
+	d2.run(tb)
+	return d2
 }
 
 // stop interrupts the daemon and waits for it; it is idempotent.

@@ -32,7 +32,7 @@ func loadMedallion(i int) string {
 
 // seedLoad stores three medallions of repo:x through the CLI and returns
 // a git working tree named x, which the daemon resolves to repo:x.
-func seedLoad(b *testing.B, d *daemon) string {
+func seedLoad(b testing.TB, d *daemon) string {
 	b.Helper()
 	dir := b.TempDir()
 	for i := 0; i < 3; i++ {

@@ -120,7 +120,7 @@ func (r *Resolver) Resolve(cwd string) []string {
 	if ok && now.Before(e.expires) {
 		return e.nodes
 	}
-	nodes := derive(cwd)
+	nodes := Derive(cwd)
 	r.mu.Lock()
 	if len(r.cache) >= r.max {
 		r.evict(now)
@@ -144,8 +144,11 @@ func (r *Resolver) evict(now time.Time) {
 	}
 }
 
-// derive finds the repository holding cwd, else names the folder.
-func derive(cwd string) []string {
+// Derive gives the graph nodes of cwd from the file system alone, without
+// rules or cache: the repository holding it, else the folder's name. The
+// SessionStart hook checks with it that a kept answer still names the
+// repository a cwd is in (internal/hookcache).
+func Derive(cwd string) []string {
 	if root, name := GitRoot(cwd); root != "" {
 		return []string{"repo:" + name}
 	}

@@ -2,6 +2,7 @@ package server
 
 import (
 	"bytes"
+	"context"
 	"net/http"
 	"net/url"
 	"path/filepath"
@@ -25,76 +26,107 @@ const maxLoadLimit = 50
 // medallions for a scope, given as node/tag or as a cwd the daemon
 // resolves to graph nodes (Config.ScopeForCWD).
 func (s *Server) load(r *http.Request) (any, error) {
-	q, err := query(r, "node", "tag", "cwd", "limit", "budget", "format")
+	p, err := s.loadQuery(r)
 	if err != nil {
 		return nil, err
 	}
-	scope := medallion.Scope{GraphNodes: q["node"], Tags: q["tag"]}
-	for _, v := range append(append([]string{}, scope.GraphNodes...), scope.Tags...) {
+	return s.loadAnswer(r.Context(), p)
+}
+
+// loadParams is what a load renders.
+type loadParams struct {
+	scope         medallion.Scope
+	cwd           string // clean; set when scope was resolved from it
+	limit, budget int
+	format        string
+}
+
+// forHook reports whether p is a load as the SessionStart hook makes it
+// (a cwd, the default limit, markdown): its answer is kept as a file for
+// the next hook (loadCache.keepFile).
+func (p loadParams) forHook() bool {
+	return p.cwd != "" && p.limit == api.DefaultLoadLimit && p.format == render.FormatMarkdown
+}
+
+// loadQuery reads and checks GET /v1/load's parameters.
+func (s *Server) loadQuery(r *http.Request) (loadParams, error) {
+	var p loadParams
+	q, err := query(r, "node", "tag", "cwd", "limit", "budget", "format")
+	if err != nil {
+		return p, err
+	}
+	p.scope = medallion.Scope{GraphNodes: q["node"], Tags: q["tag"]}
+	for _, v := range append(append([]string{}, p.scope.GraphNodes...), p.scope.Tags...) {
 		if strings.TrimSpace(v) == "" {
-			return nil, badRequest("node and tag must not be empty")
+			return p, badRequest("node and tag must not be empty")
 		}
 	}
 	cwd, hasCWD, err := single(q, "cwd")
 	if err != nil {
-		return nil, err
+		return p, err
 	}
 	switch {
-	case hasCWD && (len(scope.GraphNodes) > 0 || len(scope.Tags) > 0):
-		return nil, badRequest("give either cwd or node/tag, not both")
+	case hasCWD && (len(p.scope.GraphNodes) > 0 || len(p.scope.Tags) > 0):
+		return p, badRequest("give either cwd or node/tag, not both")
 	case hasCWD:
 		if !filepath.IsAbs(cwd) {
-			return nil, badRequest("cwd must be an absolute path (got %q)", cwd)
+			return p, badRequest("cwd must be an absolute path (got %q)", cwd)
 		}
 		if s.cfg.ScopeForCWD == nil {
-			return nil, badRequest("this daemon cannot resolve --cwd; name the scope with node or tag")
+			return p, badRequest("this daemon cannot resolve --cwd; name the scope with node or tag")
 		}
-		scope.GraphNodes = s.cfg.ScopeForCWD(filepath.Clean(cwd))
-	case len(scope.GraphNodes) == 0 && len(scope.Tags) == 0:
-		return nil, badRequest("give at least one node or tag, or a cwd (e.g. ?node=repo:muse or ?cwd=/home/me/muse)")
+		p.cwd = filepath.Clean(cwd)
+		p.scope.GraphNodes = s.cfg.ScopeForCWD(p.cwd)
+	case len(p.scope.GraphNodes) == 0 && len(p.scope.Tags) == 0:
+		return p, badRequest("give at least one node or tag, or a cwd (e.g. ?node=repo:muse or ?cwd=/home/me/muse)")
 	}
 
-	limit, err := intParam(q, "limit", api.DefaultLoadLimit, maxLoadLimit)
-	if err != nil {
-		return nil, err
+	if p.limit, err = intParam(q, "limit", api.DefaultLoadLimit, maxLoadLimit); err != nil {
+		return p, err
 	}
-	budget, err := intParam(q, "budget", render.DefaultBudget, maxLoadBudget)
-	if err != nil {
-		return nil, err
+	if p.budget, err = intParam(q, "budget", render.DefaultBudget, maxLoadBudget); err != nil {
+		return p, err
 	}
-	format := render.FormatMarkdown
+	p.format = render.FormatMarkdown
 	if v, ok, err := single(q, "format"); err != nil {
-		return nil, err
+		return p, err
 	} else if ok {
 		if v != render.FormatMarkdown && v != render.FormatJSON {
-			return nil, badRequest("format must be markdown or json (got %q)", v)
+			return p, badRequest("format must be markdown or json (got %q)", v)
 		}
-		format = v
+		p.format = v
 	}
+	return p, nil
+}
 
-	key := loadKey(scope, limit, budget, format)
+// loadAnswer is the answer to the load p: kept, or rendered (and kept).
+func (s *Server) loadAnswer(ctx context.Context, p loadParams) (any, error) {
+	key := loadKey(p.scope, p.limit, p.budget, p.format)
 	cached, writes := s.loads.get(key)
 	if cached != nil {
+		if p.forHook() {
+			s.loads.keepFile(key, writes, p.cwd, p.budget, p.scope.GraphNodes)
+		}
 		return encodedJSON(cached), nil
 	}
 	var ms []*medallion.Medallion
-	if len(scope.GraphNodes) > 0 || len(scope.Tags) > 0 {
+	if len(p.scope.GraphNodes) > 0 || len(p.scope.Tags) > 0 {
 		// Stale and superseded medallions are not the current state; ask
 		// for more than limit so that skipping them still fills it.
-		all, err := s.cfg.Store.LatestForScope(r.Context(), scope, min(limit*4, maxListLimit))
+		all, err := s.cfg.Store.LatestForScope(ctx, p.scope, min(p.limit*4, maxListLimit))
 		if err != nil {
 			return nil, err
 		}
 		for _, m := range all {
-			if m.Meta.Status == medallion.StatusActive && len(ms) < limit {
+			if m.Meta.Status == medallion.StatusActive && len(ms) < p.limit {
 				ms = append(ms, m)
 			}
 		}
 	}
-	res := render.Load(ms, render.Options{Budget: budget, Format: format, Review: s.cfg.ReviewMode})
+	res := render.Load(ms, render.Options{Budget: p.budget, Format: p.format, Review: s.cfg.ReviewMode})
 	resp := api.LoadResponse{
-		Text: res.Text, Tokens: res.Tokens, Budget: budget,
-		Scope:      append(append([]string{}, scope.GraphNodes...), scope.Tags...),
+		Text: res.Text, Tokens: res.Tokens, Budget: p.budget,
+		Scope:      append(append([]string{}, p.scope.GraphNodes...), p.scope.Tags...),
 		Medallions: make([]string, len(ms)),
 		Cut:        res.Cut,
 	}
@@ -111,7 +143,14 @@ func (s *Server) load(r *http.Request) (any, error) {
 	if err := jsonEncode(&body, resp); err != nil {
 		return nil, err
 	}
-	s.loads.put(key, scope, body.Bytes(), writes)
+	text := "" // the hook adds nothing for a scope without medallions
+	if len(ms) > 0 {
+		text = resp.Text
+	}
+	s.loads.put(key, p.scope, body.Bytes(), text, writes)
+	if p.forHook() {
+		s.loads.keepFile(key, writes, p.cwd, p.budget, p.scope.GraphNodes)
+	}
 	return encodedJSON(body.Bytes()), nil
 }
 

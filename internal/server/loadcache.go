@@ -6,6 +6,9 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/medallionhq/medallion/internal/hookcache"
 	"github.com/medallionhq/medallion/internal/medallion"
 )
 
@@ -23,6 +26,11 @@ import (
 // medallion is in a load's scope when it has all its nodes and one of its
 // tags; a write drops every answer that names any node or any tag of the
 // medallion, which is more than that, never less.
+//
+// The answers the SessionStart hook asked for are also kept as files it
+// reads without a round trip (internal/hookcache). A file lives exactly as
+// long as the kept answer it copies: written only while that answer is
+// kept, removed under the same lock that drops it.
 const (
 	// maxLoadCacheEntries bounds the scopes kept; past it, all are
 	// dropped (a daemon sees a few repositories a day).
@@ -31,6 +39,9 @@ const (
 	// kept, so the bodies stay under 2 MiB (the keys, a scope's names,
 	// add at most a request header's size each).
 	maxLoadCacheBody = 64 << 10
+	// maxHookFiles bounds the files kept for one answer: the cwds of one
+	// repository a hook ran in.
+	maxHookFiles = 64
 )
 
 // loadCache holds encoded GET /v1/load answers. A nil *loadCache keeps
@@ -40,16 +51,35 @@ type loadCache struct {
 	mu      sync.Mutex
 	writes  uint64 // versions written since the server started
 	entries map[string]*loadEntry
+	// files keeps the hook's answers as files; nil keeps none (no
+	// folder, or a file could not be removed).
+	files *hookcache.Writer
+	owner map[string]*loadEntry // the entry each file copies, by name
+	// dropped hears of the files a write removed (c.mu is held: it must
+	// not block), to render them again (rewarm.go); nil: nobody.
+	dropped func([]hookFile)
+	log     hclog.Logger
 }
 
-// loadEntry is one kept answer and the scope it was rendered for.
+// loadEntry is one kept answer, the scope it was rendered for, and for
+// the hook: the save file's text ("" when no medallion is in the scope)
+// and the answer files that copy it.
 type loadEntry struct {
 	scope medallion.Scope
 	body  []byte
+	text  string
+	files []hookFile
 }
 
-func newLoadCache() *loadCache {
-	return &loadCache{entries: make(map[string]*loadEntry)}
+// hookFile is an answer file: its name and the load it answers.
+type hookFile struct {
+	name   string
+	cwd    string
+	budget int
+}
+
+func newLoadCache(files *hookcache.Writer, log hclog.Logger) *loadCache {
+	return &loadCache{entries: make(map[string]*loadEntry), files: files, owner: make(map[string]*loadEntry), log: log}
 }
 
 // loadKey names a load's parameters: the resolved scope, in order (the
@@ -80,9 +110,9 @@ func (c *loadCache) get(key string) (body []byte, writes uint64) {
 	return nil, c.writes
 }
 
-// put keeps body for key unless a version was written since get returned
-// writes: the answer may then predate it.
-func (c *loadCache) put(key string, scope medallion.Scope, body []byte, writes uint64) {
+// put keeps body, and text for the hook, for key unless a version was
+// written since get returned writes: the answer may then predate it.
+func (c *loadCache) put(key string, scope medallion.Scope, body []byte, text string, writes uint64) {
 	if c == nil || len(body) > maxLoadCacheBody {
 		return
 	}
@@ -91,11 +121,84 @@ func (c *loadCache) put(key string, scope medallion.Scope, body []byte, writes u
 	if c.writes != writes {
 		return
 	}
-	if len(c.entries) >= maxLoadCacheEntries {
+	old := c.entries[key] // the same answer, rendered twice at once
+	if old == nil && len(c.entries) >= maxLoadCacheEntries {
+		for _, e := range c.entries {
+			c.drop(e, false)
+		}
 		clear(c.entries)
 	}
 	scope = medallion.Scope{GraphNodes: slices.Clone(scope.GraphNodes), Tags: slices.Clone(scope.Tags)}
-	c.entries[key] = &loadEntry{scope: scope, body: body}
+	e := &loadEntry{scope: scope, body: body, text: text}
+	if old != nil {
+		e.files = old.files
+		for _, f := range e.files {
+			c.owner[f.name] = e
+		}
+	}
+	c.entries[key] = e
+}
+
+// keepFile writes the answer kept for key as the hook's file for cwd at
+// budget, resolved to nodes, unless it is there already. Only the answer
+// get's writes came with: none was written since and it is still kept.
+func (c *loadCache) keepFile(key string, writes uint64, cwd string, budget int, nodes []string) {
+	if c == nil {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e := c.entries[key]
+	if c.files == nil || e == nil || c.writes != writes {
+		return
+	}
+	name := hookcache.Name(cwd, budget)
+	owned := c.owner[name] == e
+	if owned && c.files.Has(name) {
+		return // kept already: a load by hand, or a hook that could not use it
+	}
+	if !owned && len(e.files) >= maxHookFiles || !hookcache.Keepable(cwd, nodes) {
+		return
+	}
+	if _, err := c.files.Put(hookcache.Answer{CWD: cwd, Budget: budget, Nodes: nodes, Text: e.text}); err != nil {
+		c.log.Warn("hook answer not kept; the hook asks the daemon", "error", err)
+		return
+	}
+	if !owned {
+		if prev := c.owner[name]; prev != nil {
+			// The cwd's scope changed: the file copies this entry now.
+			prev.files = slices.DeleteFunc(prev.files, func(f hookFile) bool { return f.name == name })
+		}
+		c.owner[name] = e
+		e.files = append(e.files, hookFile{name: name, cwd: cwd, budget: budget})
+	}
+}
+
+// drop removes the files of e, whose answer is no longer kept (c.mu is
+// held), and when a write dropped it (written), has them rendered again.
+// A file that cannot be removed would be served stale, so no file is kept
+// from then on and the folder is emptied as far as it can be.
+func (c *loadCache) drop(e *loadEntry, written bool) {
+	if len(e.files) == 0 {
+		return
+	}
+	for _, f := range e.files {
+		delete(c.owner, f.name)
+		if c.files == nil {
+			continue
+		}
+		if err := c.files.Remove(f.name); err != nil {
+			c.log.Error("a kept hook answer could not be removed; no more are kept until the daemon restarts", "error", err)
+			if err := c.files.Close(); err != nil {
+				c.log.Error("hook answers folder not emptied: hooks may read stale save files until the daemon restarts", "error", err)
+			}
+			c.files = nil
+		}
+	}
+	if written && c.files != nil && c.dropped != nil {
+		c.dropped(e.files)
+	}
+	e.files = nil
 }
 
 // written drops every kept answer whose scope prev or cur (a version
@@ -106,6 +209,7 @@ func (c *loadCache) written(prev, cur *medallion.Medallion) {
 	c.writes++
 	for k, e := range c.entries {
 		if touches(prev, e.scope) || touches(cur, e.scope) {
+			c.drop(e, true)
 			delete(c.entries, k)
 		}
 	}

@@ -22,6 +22,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/medallionhq/medallion/internal/api"
+	"github.com/medallionhq/medallion/internal/hookcache"
 	"github.com/medallionhq/medallion/internal/medallion"
 	"github.com/medallionhq/medallion/internal/render"
 	"github.com/medallionhq/medallion/internal/search"
@@ -95,6 +96,10 @@ type Config struct {
 	// until a version in their scope is written (loadcache.go); without
 	// it, every load is rendered anew.
 	WatchWrites func(fn func(prev, cur *medallion.Medallion))
+	// HookAnswers, with WatchWrites, keeps the answers to loads the
+	// SessionStart hook makes (a cwd, default limit, markdown) as files it
+	// reads without asking (internal/hookcache); nil keeps none.
+	HookAnswers *hookcache.Writer
 
 	// ReviewMode is how GET /v1/load shows the items a model wrote that
 	// nobody has reviewed: "auto" marks them, "required" leaves them out,
@@ -124,6 +129,9 @@ type Server struct {
 	mux   *http.ServeMux
 	http  *http.Server
 	loads *loadCache // nil without Config.WatchWrites
+	// rewarms renders the hook's answers again after writes; nil without
+	// Config.HookAnswers.
+	rewarms *rewarmer
 }
 
 // New returns a server for cfg; call Serve to start answering.
@@ -142,7 +150,11 @@ func New(cfg Config) *Server {
 	}
 	s := &Server{cfg: cfg, log: cfg.Logger.Named("api")}
 	if cfg.WatchWrites != nil {
-		s.loads = newLoadCache()
+		s.loads = newLoadCache(cfg.HookAnswers, s.log.Named("load"))
+		if cfg.HookAnswers != nil && cfg.ScopeForCWD != nil {
+			s.rewarms = newRewarmer(s.rewarm)
+			s.loads.dropped = s.rewarms.add
+		}
 		cfg.WatchWrites(s.loads.written)
 	}
 	s.mux = s.routes()
@@ -199,6 +211,9 @@ func (s *Server) Serve(ln net.Listener) error {
 // When ctx ends first, the remaining connections are cut, so that the
 // daemon can exit, and the context's error is returned.
 func (s *Server) Shutdown(ctx context.Context) error {
+	if s.rewarms != nil {
+		s.rewarms.close()
+	}
 	if err := s.http.Shutdown(ctx); err != nil {
 		_ = s.http.Close()
 		return fmt.Errorf("shut down local API: %w", err)

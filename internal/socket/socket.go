@@ -196,15 +196,16 @@ func prepareDir(dir, sockName string) error {
 	return nil
 }
 
-// onlySocketFiles reports whether dir holds nothing but the socket and its
-// lock file (or nothing at all).
+// onlySocketFiles reports whether dir holds nothing but the socket, its
+// lock file and the daemon's folder of hook answers (internal/hookcache),
+// or nothing at all.
 func onlySocketFiles(dir, sockName string) (bool, error) {
 	entries, err := os.ReadDir(dir)
 	if err != nil {
 		return false, fmt.Errorf("socket directory: %w", err)
 	}
 	for _, e := range entries {
-		if e.Name() != sockName && e.Name() != sockName+".lock" {
+		if e.Name() != sockName && e.Name() != sockName+".lock" && e.Name() != sockName+".hook" {
 			return false, nil
 		}
 	}

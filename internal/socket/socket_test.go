@@ -251,12 +251,14 @@ func TestListenDirectory(t *testing.T) {
 		name     string
 		perm     fs.FileMode // applied with chmod, so the umask does not interfere
 		other    bool        // the directory holds another file
+		answers  bool        // the directory holds a daemon's hook answers
 		wantErr  string
 		wantPerm fs.FileMode
 	}{
 		{name: "private", perm: 0o700, wantPerm: 0o700},
 		{name: "dedicated but open", perm: 0o755, wantPerm: 0o700},
 		{name: "dedicated and world writable", perm: 0o777, wantPerm: 0o700},
+		{name: "dedicated, with a crashed daemon's hook answers", perm: 0o777, answers: true, wantPerm: 0o700},
 		{name: "shared, read-only for others", perm: 0o755, other: true, wantPerm: 0o755},
 		{name: "shared, group writable", perm: 0o775, other: true, wantErr: "can be written by other users", wantPerm: 0o775},
 		{name: "sticky", perm: 0o777 | fs.ModeSticky, wantErr: "can be written by other users", wantPerm: 0o777},
@@ -269,6 +271,11 @@ func TestListenDirectory(t *testing.T) {
 			}
 			if tt.other {
 				if err := os.WriteFile(filepath.Join(dir, "notes.txt"), nil, 0o600); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if tt.answers {
+				if err := os.Mkdir(filepath.Join(dir, "m.sock.hook"), 0o700); err != nil {
 					t.Fatal(err)
 				}
 			}

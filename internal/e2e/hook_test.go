@@ -1,0 +1,128 @@
+package e2e
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// hook runs the SessionStart hook for cwd against d and returns its
+// stdout and its --verbose stderr.
+func (d *daemon) hook(t *testing.T, cwd string) (stdout, stderr string) {
+	t.Helper()
+	in, _ := json.Marshal(map[string]string{"session_id": "s", "cwd": cwd, "hook_event_name": "SessionStart", "source": "startup"})
+	cmd := exec.Command(d.ctl, "--socket", d.sock, "hook", "claude-code", "--verbose", "--no-start")
+	cmd.Stdin = bytes.NewReader(in)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("hook: %v\n%s", err, errb.String())
+	}
+	return out.String(), errb.String()
+}
+
+const keptNote = "answered from the daemon's kept answer"
+
+// TestHookKeptAnswer: with the real binaries, the second hook for a
+// folder reads the answer the daemon kept for the first, a new version
+// is in the very next hook and kept again without a hook asking, a folder that became a repository of its own
+// is asked for anew, a daemon killed leaves answers nobody reads, and a
+// daemon that starts or stops leaves none.
+func TestHookKeptAnswer(t *testing.T) {
+	d := startDaemon(t)
+	repo := seedLoad(t, d)
+	dir := d.sock + ".hook"
+
+	first, why := d.hook(t, repo)
+	if !strings.Contains(first, "canonical state of repo:x") || strings.Contains(why, keptNote) {
+		t.Fatalf("first hook: stdout %q, stderr %q", first, why)
+	}
+	again, why := d.hook(t, repo)
+	if again != first || !strings.Contains(why, keptNote) {
+		t.Fatalf("second hook did not read the kept answer: stderr %q\n%s", why, again)
+	}
+	if fi, err := os.Stat(dir); err != nil || fi.Mode().Perm() != 0o700 {
+		t.Errorf("answers folder: %v, %v; want 0700", err, fi.Mode())
+	}
+
+	// A new version of a medallion of the scope: in the next hook.
+	f := filepath.Join(t.TempDir(), "m.json")
+	m := strings.Replace(loadMedallion(0), "x is a service that stores save files", "x now keeps hook answers as files", 1)
+	if err := os.WriteFile(f, []byte(m), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command(d.ctl, "--socket", d.sock, "put", "-f", f).CombinedOutput(); err != nil {
+		t.Fatalf("put: %v: %s", err, out)
+	}
+	// The daemon drops the answer before put returns, and renders it
+	// again two seconds later: the next hook asks or reads the new one.
+	if got, why := d.hook(t, repo); !strings.Contains(got, "x now keeps hook answers as files") {
+		t.Fatalf("hook after a new version: stderr %q\n%s", why, got)
+	}
+	if got, why := d.hook(t, repo); !strings.Contains(got, "x now keeps hook answers as files") || !strings.Contains(why, keptNote) {
+		t.Fatalf("the new answer was not kept: stderr %q\n%s", why, got)
+	}
+	// Another version, and no hook until the daemon has rendered it again
+	// (two seconds after the write): the next hook reads it from its file.
+	m = strings.Replace(m, "x now keeps hook answers as files", "x renders answers again after writes", 1)
+	if err := os.WriteFile(f, []byte(m), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command(d.ctl, "--socket", d.sock, "put", "-f", f).CombinedOutput(); err != nil {
+		t.Fatalf("put: %v: %s", err, out)
+	}
+	waitFor(t, 20*time.Second, "the answer rendered again", func() bool {
+		entries, _ := os.ReadDir(dir)
+		return len(entries) > 0
+	})
+	if got, why := d.hook(t, repo); !strings.Contains(got, "x renders answers again after writes") || !strings.Contains(why, keptNote) {
+		t.Fatalf("after the rewrite went quiet: stderr %q\n%s", why, got)
+	}
+
+	// A folder of the repository that becomes a repository of its own.
+	sub := filepath.Join(repo, "sub")
+	if err := os.Mkdir(sub, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	d.hook(t, sub)
+	if _, why := d.hook(t, sub); !strings.Contains(why, keptNote) {
+		t.Fatalf("sub's answer was not kept: %q", why)
+	}
+	if err := os.Mkdir(filepath.Join(sub, ".git"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if _, why := d.hook(t, sub); strings.Contains(why, keptNote) {
+		t.Error("a folder that became a repository was answered from the kept answer of repo:x")
+	}
+
+	// Killed: its answers stay on disk, but no hook reads them.
+	if err := d.cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	_ = d.cmd.Wait()
+	if entries, _ := os.ReadDir(dir); len(entries) == 0 {
+		t.Fatal("the killed daemon's answers are gone: this test checks nothing")
+	}
+	if got, why := d.hook(t, repo); got != "" || !strings.Contains(why, "cannot reach medalliond") {
+		t.Errorf("with the daemon killed, the hook printed %q (stderr %q)", got, why)
+	}
+
+	// A new daemon on the socket starts with none; stopped, it leaves none.
+	d2 := restartDaemon(t, d)
+	if entries, err := os.ReadDir(dir); err != nil || len(entries) != 0 {
+		t.Errorf("a new daemon kept %d answers of the one before (%v)", len(entries), err)
+	}
+	if got, _ := d2.hook(t, repo); !strings.Contains(got, "x renders answers again after writes") {
+		t.Errorf("hook after the restart: %q", got)
+	}
+	d2.stop()
+	if _, err := os.Stat(dir); !os.IsNotExist(err) {
+		t.Errorf("a stopped daemon left its answers folder: %v", err)
+	}
+}

@@ -1,0 +1,171 @@
+// Package hookcache keeps the daemon's answers to the SessionStart hook as
+// files the next hook reads without asking the daemon.
+//
+// The hook runs before every agent session, and a round trip to the daemon
+// (connect, request, the daemon's goroutines waking, answer) cost it as
+// much as the rest of its process besides the Go runtime's start (issue
+// 12). So when the hook asks for a cwd's save file, the daemon also writes
+// the answer into a folder next to its socket, one file per cwd and budget,
+// and the next hook for that cwd reads the file instead.
+//
+// A file is never staler than the daemon's own answer:
+//
+//   - The daemon removes it, before the write returns, whenever a version of
+//     a medallion of its scope is written (the server's load cache drops
+//     the same answer at the same moment; internal/server/loadcache.go).
+//   - It names the graph nodes the daemon resolved the cwd to, and the hook
+//     derives them again from the file system (scope.Derive): a folder that
+//     became a repository, or a repository renamed, is asked for anew.
+//     Scopes from config rules are not kept at all.
+//   - It names the daemon's pid: a daemon that is gone answers nothing, and
+//     the hook takes the ordinary path (which starts a daemon that is
+//     down). A daemon clears the folder when it starts and removes it when
+//     it stops.
+//   - The folder and each file must be the user's own, unreadable to
+//     others: anyone else's file would put words into the agent's context.
+package hookcache
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/medallionhq/medallion/internal/scope"
+)
+
+// Dir is the answers' folder of the daemon listening on socket: beside
+// the socket, in the socket's own folder (owner-only, as the socket is).
+func Dir(socket string) string { return socket + ".hook" }
+
+// maxFile bounds what Read reads: the daemon keeps no answer over 64 KiB
+// (the server's load cache), plus its header.
+const maxFile = 128 << 10
+
+// magic opens every file: the format's name and version, so that a later
+// format is never misread.
+const magic = "medallion hook answer 1\n"
+
+// Answer is one kept answer: the save file Text for CWD at Budget, which
+// the daemon (Pid) rendered for the graph nodes Nodes. An empty Text says
+// the scope has no medallion yet.
+type Answer struct {
+	Pid    int
+	CWD    string
+	Budget int
+	Nodes  []string
+	Text   string
+}
+
+// Name is the file name of the answer for cwd (clean, absolute) at
+// budget. Two cwds that share a name overwrite each other's file; the
+// header tells them apart.
+func Name(cwd string, budget int) string {
+	h := fnv.New64a()
+	h.Write([]byte(strconv.Itoa(budget) + "\x00" + cwd))
+	return fmt.Sprintf("%016x", h.Sum64())
+}
+
+// encode writes a's file: magic, then "key value" lines, a blank line and
+// the text as it is.
+func (a Answer) encode() []byte {
+	var b bytes.Buffer
+	b.WriteString(magic)
+	b.WriteString("pid " + strconv.Itoa(a.Pid) + "\n")
+	b.WriteString("budget " + strconv.Itoa(a.Budget) + "\n")
+	b.WriteString("cwd " + strconv.Quote(a.CWD) + "\n")
+	b.WriteString("nodes")
+	for _, n := range a.Nodes {
+		b.WriteString(" " + strconv.Quote(n))
+	}
+	b.WriteString("\n\n")
+	b.WriteString(a.Text)
+	return b.Bytes()
+}
+
+// errFormat: the file is not one this build wrote.
+var errFormat = errors.New("not a hook answer file")
+
+// decode reads a file written by encode.
+func decode(b []byte) (Answer, error) {
+	var a Answer
+	rest, ok := bytes.CutPrefix(b, []byte(magic))
+	if !ok {
+		return a, errFormat
+	}
+	head, text, ok := bytes.Cut(rest, []byte("\n\n"))
+	if !ok {
+		return a, errFormat
+	}
+	a.Text = string(text)
+	seen := 0
+	for line := range strings.SplitSeq(string(head), "\n") {
+		key, value, _ := strings.Cut(line, " ")
+		var err error
+		switch key {
+		case "pid":
+			a.Pid, err = strconv.Atoi(value)
+		case "budget":
+			a.Budget, err = strconv.Atoi(value)
+		case "cwd":
+			a.CWD, err = strconv.Unquote(value)
+		case "nodes":
+			a.Nodes, err = unquoteAll(line[len("nodes"):])
+		default:
+			return a, errFormat
+		}
+		if err != nil {
+			return a, errFormat
+		}
+		seen++
+	}
+	if seen != 4 || a.Pid <= 0 {
+		return a, errFormat
+	}
+	return a, nil
+}
+
+// unquoteAll reads the space-separated quoted strings of s (each with its
+// leading space).
+func unquoteAll(s string) ([]string, error) {
+	var out []string
+	for s != "" {
+		if s[0] != ' ' {
+			return nil, errFormat
+		}
+		q, err := strconv.QuotedPrefix(s[1:])
+		if err != nil {
+			return nil, err
+		}
+		v, err := strconv.Unquote(q)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, v)
+		s = s[1+len(q):]
+	}
+	return out, nil
+}
+
+// Keepable reports whether an answer for cwd rendered for nodes is worth a
+// file: only when the hook, deriving cwd's nodes from the file system,
+// finds the same ones (not for a config rule's scope, nor while the
+// daemon's resolver still holds an answer the file system has moved on
+// from).
+func Keepable(cwd string, nodes []string) bool {
+	return len(nodes) > 0 && slices.Equal(scope.Derive(cwd), nodes)
+}
+
+// valid reports whether a, read from the file for cwd at budget, answers
+// that hook: its own cwd and budget, the daemon that wrote it still
+// running, and the same nodes the file system gives cwd now.
+func (a Answer) valid(cwd string, budget int) bool {
+	return a.CWD == cwd && a.Budget == budget && running(a.Pid) && Keepable(cwd, a.Nodes)
+}
+
+// path joins dir and a file name.
+func path(dir, name string) string { return filepath.Join(dir, name) }

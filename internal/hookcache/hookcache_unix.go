@@ -1,0 +1,169 @@
+//go:build unix
+
+package hookcache
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"syscall"
+)
+
+// Read returns the kept save file for cwd (clean, absolute) at budget from
+// dir, and whether there was a valid one: a file this user alone can read
+// and write, in a folder of the same kind, and an answer still valid (see
+// the package comment). An empty text with ok says the scope has no
+// medallion. Anything else reads as no file: the hook then asks the daemon.
+func Read(dir, cwd string, budget int) (text string, ok bool) {
+	if !ownedPrivate(dir, true) {
+		return "", false
+	}
+	f, err := os.OpenFile(path(dir, Name(cwd, budget)), os.O_RDONLY|syscall.O_NOFOLLOW, 0)
+	if err != nil {
+		return "", false
+	}
+	defer f.Close()
+	var st syscall.Stat_t
+	if err := syscall.Fstat(int(f.Fd()), &st); err != nil || !private(&st, syscall.S_IFREG) || st.Size > maxFile {
+		return "", false
+	}
+	b := make([]byte, st.Size+1)
+	n, err := io.ReadFull(f, b)
+	if err != io.ErrUnexpectedEOF || int64(n) != st.Size {
+		return "", false // the file changed size as it was read
+	}
+	a, err := decode(b[:n])
+	if err != nil || !a.valid(cwd, budget) {
+		return "", false
+	}
+	return a.Text, true
+}
+
+// ownedPrivate reports whether p (not followed if a link) is a folder
+// (dir) or a regular file owned by this user and closed to others.
+func ownedPrivate(p string, dir bool) bool {
+	var st syscall.Stat_t
+	if err := syscall.Lstat(p, &st); err != nil {
+		return false
+	}
+	kind := uint32(syscall.S_IFREG)
+	if dir {
+		kind = syscall.S_IFDIR
+	}
+	return private(&st, kind)
+}
+
+// private: of kind, this user's, no permission for group or others.
+func private(st *syscall.Stat_t, kind uint32) bool {
+	return uint32(st.Mode)&syscall.S_IFMT == kind && int(st.Uid) == os.Getuid() && st.Mode&0o077 == 0
+}
+
+// running reports whether a process pid exists (this user's: the file
+// was).
+func running(pid int) bool {
+	err := syscall.Kill(pid, 0)
+	return err == nil || errors.Is(err, syscall.EPERM)
+}
+
+// Writer keeps a daemon's answers in its folder. Its methods are not safe
+// for concurrent use: the server's load cache calls them under its lock.
+type Writer struct {
+	dir string
+	pid int
+}
+
+// Open makes dir (owner-only) for the daemon of this process, after its
+// socket is listening (so no other daemon uses the folder), and empties
+// it: the answers of a daemon before this one were not dropped on its
+// writes since.
+func Open(dir string) (*Writer, error) {
+	if err := os.Mkdir(dir, 0o700); err != nil && !errors.Is(err, os.ErrExist) {
+		return nil, fmt.Errorf("hook answers: %w", err)
+	}
+	if !ownedPrivate(dir, true) {
+		// Not ours, or open to others: nothing is kept, and the hook
+		// refuses such a folder too.
+		if err := os.Chmod(dir, 0o700); err != nil || !ownedPrivate(dir, true) {
+			return nil, fmt.Errorf("hook answers: %s is not a folder of this user's alone", dir)
+		}
+	}
+	w := &Writer{dir: dir, pid: os.Getpid()}
+	if err := w.clear(); err != nil {
+		return nil, err
+	}
+	return w, nil
+}
+
+// clear removes every file in the folder.
+func (w *Writer) clear() error {
+	entries, err := os.ReadDir(w.dir)
+	if err != nil {
+		return fmt.Errorf("hook answers: %w", err)
+	}
+	var errs []error
+	for _, e := range entries {
+		if err := os.Remove(path(w.dir, e.Name())); err != nil && !errors.Is(err, os.ErrNotExist) {
+			errs = append(errs, err)
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("hook answers: %w", err)
+	}
+	return nil
+}
+
+// Put writes the answer for a.CWD at a.Budget (Pid is this process's) and
+// returns its file name. The file appears whole or not at all.
+func (w *Writer) Put(a Answer) (string, error) {
+	a.Pid = w.pid
+	a.Nodes = slices.Clone(a.Nodes)
+	name := Name(a.CWD, a.Budget)
+	tmp, err := os.CreateTemp(w.dir, "."+name+".*")
+	if err != nil {
+		return "", fmt.Errorf("hook answer: %w", err)
+	}
+	_, err = tmp.Write(a.encode())
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp.Name(), path(w.dir, name))
+	}
+	if err != nil {
+		_ = os.Remove(tmp.Name())
+		return "", fmt.Errorf("hook answer: %w", err)
+	}
+	return name, nil
+}
+
+// Has reports whether the answer file name (from Put) is there: someone
+// may have removed it.
+func (w *Writer) Has(name string) bool {
+	_, err := os.Lstat(path(w.dir, name))
+	return err == nil
+}
+
+// Remove drops the answer file name (from Put). A file left behind would
+// serve a stale save file, so its caller hears of any failure (the server
+// then keeps no more files).
+func (w *Writer) Remove(name string) error {
+	err := os.Remove(path(w.dir, name))
+	if err == nil || errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	return fmt.Errorf("hook answer: %w", err)
+}
+
+// Close removes the folder and its files: with the daemon gone, no answer
+// is kept.
+func (w *Writer) Close() error {
+	if err := w.clear(); err != nil {
+		return err
+	}
+	if err := os.Remove(w.dir); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("hook answers: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,238 @@
+//go:build unix
+
+package server
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/medallionhq/medallion/internal/hookcache"
+	"github.com/medallionhq/medallion/internal/scope"
+	"github.com/medallionhq/medallion/internal/store"
+)
+
+// startHook is start with the hook's answer files kept in the returned
+// folder and cwds resolved from the file system, as the daemon does.
+func startHook(t *testing.T) (*env, string) {
+	t.Helper()
+	var dir string
+	e := startWith(t, func(c *Config, st *store.Badger) {
+		dir = hookcache.Dir(filepath.Join(t.TempDir(), "m.sock"))
+		w, err := hookcache.Open(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.HookAnswers = w
+		c.ScopeForCWD = scope.Derive
+		c.Import = st.Import
+	})
+	return e, dir
+}
+
+// gitRepo makes a working tree named name.
+func gitRepo(t *testing.T, name string) string {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), name)
+	if err := os.MkdirAll(filepath.Join(dir, ".git"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+func hookLoad(cwd string) string {
+	return "cwd=" + url.QueryEscape(cwd) + "&budget=1200"
+}
+
+func files(t *testing.T, dir string) int {
+	t.Helper()
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return len(entries)
+}
+
+// TestHookAnswerFiles: a load as the hook makes it leaves its answer in a
+// file the hook reads; a write to the scope removes the file before the
+// write returns, a write elsewhere leaves it; other loads keep no file.
+func TestHookAnswerFiles(t *testing.T) {
+	setRewarm(t, time.Hour, time.Hour) // none in this test
+	e, dir := startHook(t)
+	ctx := context.Background()
+	muse, other := gitRepo(t, "muse"), gitRepo(t, "other")
+	m, err := e.store.Create(ctx, sample("muse-state", "repo:muse"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	o, err := e.store.Create(ctx, sample("other-state", "repo:other"))
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	for _, q := range []string{"node=repo:muse", hookLoad(muse) + "&format=json", hookLoad(muse) + "&limit=1"} {
+		e.load(t, q)
+	}
+	if n := files(t, dir); n != 0 {
+		t.Fatalf("loads the hook does not make left %d files", n)
+	}
+	resp := e.load(t, hookLoad(muse))
+	if got, ok := hookcache.Read(dir, muse, 1200); !ok || got != resp.Text {
+		t.Fatalf("kept answer %q, %v; want the load's text:\n%s", got, ok, resp.Text)
+	}
+	// Removed by someone else: the next load keeps it again.
+	if err := os.Remove(filepath.Join(dir, hookcache.Name(muse, 1200))); err != nil {
+		t.Fatal(err)
+	}
+	e.load(t, hookLoad(muse))
+	if _, ok := hookcache.Read(dir, muse, 1200); !ok {
+		t.Fatal("a removed answer file was not kept again")
+	}
+	sub := filepath.Join(muse, "cmd")
+	if err := os.Mkdir(sub, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	e.load(t, hookLoad(sub)) // the same answer, a second file
+	e.load(t, hookLoad(other))
+	if n := files(t, dir); n != 3 {
+		t.Fatalf("%d files, want 3", n)
+	}
+
+	o.Summary.HighLevel = "elsewhere"
+	if _, err := e.store.Update(ctx, o); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := hookcache.Read(dir, muse, 1200); !ok {
+		t.Error("a write to another scope removed muse's answer")
+	}
+	if _, ok := hookcache.Read(dir, other, 1200); ok {
+		t.Error("other's answer outlived a write to its scope")
+	}
+
+	m.Summary.HighLevel = "now with answer files"
+	if _, err := e.store.Update(ctx, m); err != nil {
+		t.Fatal(err)
+	}
+	for _, cwd := range []string{muse, sub} {
+		if got, ok := hookcache.Read(dir, cwd, 1200); ok {
+			t.Errorf("%s: the answer outlived a write to its scope: %q", cwd, got)
+		}
+	}
+	e.load(t, hookLoad(muse))
+	if got, ok := hookcache.Read(dir, muse, 1200); !ok || !strings.Contains(got, "now with answer files") {
+		t.Errorf("after the write, the kept answer is %q, %v", got, ok)
+	}
+
+	// A repository without medallions: kept too, as "nothing to add".
+	empty := gitRepo(t, "empty")
+	if resp := e.load(t, hookLoad(empty)); len(resp.Medallions) != 0 {
+		t.Fatalf("load of an empty scope: %+v", resp)
+	}
+	if got, ok := hookcache.Read(dir, empty, 1200); !ok || got != "" {
+		t.Errorf("empty scope's answer %q, %v; want \"\", true", got, ok)
+	}
+}
+
+// TestHookAnswerFilesUnderConcurrentWrites: the hook's loads keep going
+// while a writer updates the scope's medallion; once an update returned, a
+// kept answer is either gone or shows it.
+func TestHookAnswerFilesUnderConcurrentWrites(t *testing.T) {
+	setRewarm(t, time.Millisecond, 10*time.Millisecond) // racing the readers
+	e, dir := startHook(t)
+	ctx := context.Background()
+	muse := gitRepo(t, "muse")
+	m, err := e.store.Create(ctx, sample("muse-state", "repo:muse"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stop atomic.Bool
+	var wg sync.WaitGroup
+	defer func() { stop.Store(true); wg.Wait() }() // also on Fatal
+	for range 2 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for !stop.Load() {
+				if res := e.do(t, "GET", "/v1/load?"+hookLoad(muse), nil, nil); res.status != http.StatusOK {
+					t.Errorf("load: %d %s", res.status, res.body)
+					return
+				}
+			}
+		}()
+	}
+	kept := 0
+	for i := 1; i <= 100; i++ {
+		m.Summary.HighLevel = fmt.Sprintf("round %d of the writer", i)
+		if m, err = e.store.Update(ctx, m); err != nil {
+			t.Fatal(err)
+		}
+		for range 20 {
+			time.Sleep(100 * time.Microsecond) // the readers keep it again
+			got, ok := hookcache.Read(dir, muse, 1200)
+			if ok && !strings.Contains(got, m.Summary.HighLevel+"\n") {
+				t.Fatalf("after round %d returned, the kept answer shows:\n%s", i, got)
+			}
+			if ok {
+				kept++
+			}
+		}
+	}
+	if kept == 0 {
+		t.Error("no answer was ever kept while the readers loaded")
+	}
+}
+
+// setRewarm sets how long the server waits for writes to go quiet before
+// it renders the hook's answers again, for one test.
+func setRewarm(t *testing.T, quiet, most time.Duration) {
+	q, m := rewarmQuiet, rewarmMax
+	rewarmQuiet, rewarmMax = quiet, most
+	t.Cleanup(func() { rewarmQuiet, rewarmMax = q, m })
+}
+
+// TestHookAnswerRewarmed: once the writes to a scope have gone quiet, the
+// answers they dropped are rendered and kept again, so the next session's
+// hook reads its file; a burst of writes renders them once.
+func TestHookAnswerRewarmed(t *testing.T) {
+	setRewarm(t, 500*time.Millisecond, time.Hour)
+	e, dir := startHook(t)
+	ctx := context.Background()
+	muse := gitRepo(t, "muse")
+	m, err := e.store.Create(ctx, sample("muse-state", "repo:muse"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.load(t, hookLoad(muse))
+	e.load(t, "node=repo:muse") // no file: not rendered again
+	for i := range 5 {
+		m.Summary.HighLevel = fmt.Sprintf("checkpoint %d", i)
+		if m, err = e.store.Update(ctx, m); err != nil {
+			t.Fatal(err)
+		}
+		if _, ok := hookcache.Read(dir, muse, 1200); ok {
+			t.Fatalf("write %d: the answer was rendered again before the writes went quiet", i)
+		}
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		got, ok := hookcache.Read(dir, muse, 1200)
+		if ok && strings.Contains(got, "checkpoint 4\n") {
+			break
+		}
+		if ok || time.Now().After(deadline) {
+			t.Fatalf("after the writes went quiet the kept answer is %q, %v", got, ok)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if n := e.kept(); n != 1 {
+		t.Errorf("%d answers kept, want the hook's alone", n)
+	}
+}

@@ -1,0 +1,120 @@
+package server
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/medallionhq/medallion/internal/api"
+	"github.com/medallionhq/medallion/internal/render"
+)
+
+// A write drops the hook's answer files of its scope, and the next session
+// in such a folder is the common case for a hook: a checkpoint stores a
+// version during a session, the next session starts after it. So the
+// answers a write dropped are rendered again once writing has gone quiet,
+// and the next hook reads its file instead of asking (issue 12's hook).
+// A burst of writes (a backfill, checkpoints of several sessions) renders
+// each at most once per rewarmQuiet of quiet, or once per rewarmMax while
+// the writes go on.
+var (
+	rewarmQuiet = 2 * time.Second
+	rewarmMax   = 30 * time.Second
+)
+
+// rewarmTimeout bounds one answer's rendering.
+const rewarmTimeout = 10 * time.Second
+
+// rewarmer renders the dropped answers again, on its own goroutine.
+type rewarmer struct {
+	render func(ctx context.Context, f hookFile)
+
+	mu      sync.Mutex
+	pending map[hookFile]struct{}
+	kick    chan struct{} // one waiting signal: something is pending
+	stop    chan struct{}
+	done    chan struct{}
+}
+
+func newRewarmer(render func(ctx context.Context, f hookFile)) *rewarmer {
+	r := &rewarmer{
+		render: render, pending: make(map[hookFile]struct{}),
+		kick: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{}),
+	}
+	go r.run()
+	return r
+}
+
+// add queues files to be rendered again. It never blocks: the load
+// cache calls it under its lock, from a store write.
+func (r *rewarmer) add(files []hookFile) {
+	r.mu.Lock()
+	for _, f := range files {
+		f.name = "" // the load is what counts
+		r.pending[f] = struct{}{}
+	}
+	r.mu.Unlock()
+	select {
+	case r.kick <- struct{}{}:
+	default:
+	}
+}
+
+func (r *rewarmer) run() {
+	defer close(r.done)
+	for {
+		select {
+		case <-r.stop:
+			return
+		case <-r.kick:
+		}
+		if !r.waitQuiet() {
+			return
+		}
+		r.mu.Lock()
+		todo := r.pending
+		r.pending = make(map[hookFile]struct{})
+		r.mu.Unlock()
+		for f := range todo {
+			ctx, cancel := context.WithTimeout(context.Background(), rewarmTimeout)
+			r.render(ctx, f)
+			cancel()
+		}
+	}
+}
+
+// waitQuiet waits until rewarmQuiet passes without an add, or rewarmMax
+// since the first; false when the server stops first.
+func (r *rewarmer) waitQuiet() bool {
+	deadline := time.Now().Add(rewarmMax)
+	t := time.NewTimer(rewarmQuiet)
+	defer t.Stop()
+	for {
+		select {
+		case <-r.stop:
+			return false
+		case <-r.kick:
+			if left := time.Until(deadline); left > 0 {
+				t.Reset(min(rewarmQuiet, left))
+			}
+		case <-t.C:
+			return true
+		}
+	}
+}
+
+// close stops the rewarmer and waits for a rendering in progress.
+func (r *rewarmer) close() {
+	close(r.stop)
+	<-r.done
+}
+
+// rewarm renders the hook's load f again, which keeps its answer and file
+// (loadAnswer); the cwd is resolved anew, as the hook's load would be.
+func (s *Server) rewarm(ctx context.Context, f hookFile) {
+	p := loadParams{cwd: f.cwd, limit: api.DefaultLoadLimit, budget: f.budget, format: render.FormatMarkdown}
+	p.scope.GraphNodes = s.cfg.ScopeForCWD(f.cwd)
+	if _, err := s.loadAnswer(ctx, p); err != nil {
+		s.log.Warn("hook answer not rendered again after a write; the next hook asks", "cwd", f.cwd, "error", err)
+	}
+}
