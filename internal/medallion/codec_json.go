@@ -28,152 +28,97 @@ func AppendJSON(dst, b []byte) ([]byte, error) {
 	if err := checkFormat(b); err != nil {
 		return dst, err
 	}
-	d := decoder{b: b, off: 1}
-	w := jsonWriter{b: dst}
+	w := jsonWriter{b: dst, d: decoder{b: b, off: 1}}
+	d := &w.d
 
-	w.raw(`{"meta":{"medallion_id":`)
-	w.str(d.bytes())
-	w.raw(`,"schema_version":`)
-	w.str(d.bytes())
-	w.raw(`,"model":`)
-	w.str(d.bytes())
-	w.raw(`,"created_at":`)
-	w.str(d.bytes())
-	w.raw(`,"updated_at":`)
-	w.str(d.bytes())
-	w.optStr(`,"knowledge_min_ts":`, d.bytes())
-	w.optStr(`,"knowledge_max_ts":`, d.bytes())
-	w.raw(`,"status":`)
-	w.str(d.bytes())
+	w.field(`{"meta":{"medallion_id":`)
+	w.field(`,"schema_version":`)
+	w.field(`,"model":`)
+	w.field(`,"created_at":`)
+	w.field(`,"updated_at":`)
+	w.optField(`,"knowledge_min_ts":`)
+	w.optField(`,"knowledge_max_ts":`)
+	w.field(`,"status":`)
 	w.raw(`,"version":`)
 	w.b = strconv.AppendInt(w.b, int64(d.int()), 10)
 
 	w.raw(`},"scope":{"graph_nodes":`)
-	w.strs(&d)
+	w.strs()
 	w.raw(`,"tags":`)
-	w.strs(&d)
+	w.strs()
 
-	w.raw(`},"summary":{"high_level":`)
-	w.str(d.bytes())
-	w.raw(`,"subsystems":[`)
-	for i := range d.count(3) {
-		w.comma(i)
-		w.raw(`{"name":`)
-		w.str(d.bytes())
-		w.raw(`,"status":`)
-		w.str(d.bytes())
-		w.raw(`,"notes":`)
-		w.str(d.bytes())
+	w.field(`},"summary":{"high_level":`)
+	w.raw(`,"subsystems":`)
+	w.list(3, func() {
+		w.field(`{"name":`)
+		w.field(`,"status":`)
+		w.field(`,"notes":`)
 		w.raw(`}`)
-	}
+	})
 
-	w.raw(`]},"decisions":[`)
-	for i := range d.count(3 + 8) {
-		w.comma(i)
-		w.raw(`{"id":`)
-		w.str(d.bytes())
-		w.raw(`,"statement":`)
-		w.str(d.bytes())
-		w.raw(`,"rationale":`)
-		w.str(d.bytes())
+	w.raw(`},"decisions":`)
+	w.list(3+8, func() {
+		w.field(`{"id":`)
+		w.field(`,"statement":`)
+		w.field(`,"rationale":`)
 		w.raw(`,"confidence":`)
 		if err := w.float(d.float64()); err != nil {
 			d.fail(err)
 		}
 		w.raw(`}`)
-	}
+	})
 
-	w.raw(`],"open_questions":[`)
-	for i := range d.count(4) {
-		w.comma(i)
-		w.raw(`{"id":`)
-		w.str(d.bytes())
-		w.raw(`,"question":`)
-		w.str(d.bytes())
+	w.raw(`,"open_questions":`)
+	w.list(4, func() {
+		w.field(`{"id":`)
+		w.field(`,"question":`)
 		w.raw(`,"blocked_on":`)
-		w.strs(&d)
-		w.raw(`,"priority":`)
-		w.str(d.bytes())
+		w.strs()
+		w.field(`,"priority":`)
 		w.raw(`}`)
-	}
+	})
 
-	w.raw(`],"affordances":{"recommended_entry_points":`)
-	w.strs(&d)
+	w.raw(`,"affordances":{"recommended_entry_points":`)
+	w.strs()
 	w.raw(`,"avoid_repeating":`)
-	w.strs(&d)
+	w.strs()
 	w.raw(`,"invariants":`)
-	w.strs(&d)
+	w.strs()
 	w.raw(`}`)
 
 	// The lists after the affordances are omitempty, and absent from the
-	// older formats; the minimum sizes are UnmarshalBinary's.
+	// older formats.
 	if b[0] >= binaryV2 {
-		if n := d.count(4); n > 0 {
-			w.raw(`,"evidence":[`)
-			for i := range n {
-				w.comma(i)
-				w.raw(`{"item":`)
-				w.str(d.bytes())
-				w.optStr(`,"text":`, d.bytes())
-				w.raw(`,"session_id":`)
-				w.str(d.bytes())
-				w.raw(`,"event_ids":`)
-				w.strs(&d)
-				w.raw(`}`)
-			}
-			w.raw(`]`)
-		}
+		w.optList(`,"evidence":`, 4, func() {
+			w.field(`{"item":`)
+			w.optField(`,"text":`)
+			w.field(`,"session_id":`)
+			w.raw(`,"event_ids":`)
+			w.strs()
+			w.raw(`}`)
+		})
 	}
 	if b[0] >= binaryV3 {
-		if n := d.count(4); n > 0 {
-			w.raw(`,"review":[`)
-			for i := range n {
-				w.comma(i)
-				w.raw(`{"item":`)
-				w.str(d.bytes())
-				w.raw(`,"text":`)
-				w.str(d.bytes())
-				w.raw(`,"source":`)
-				w.str(d.bytes())
-				w.raw(`,"state":`)
-				w.str(d.bytes())
-				w.raw(`}`)
-			}
-			w.raw(`]`)
-		}
+		w.optList(`,"review":`, 4, func() {
+			w.field(`{"item":`)
+			w.field(`,"text":`)
+			w.field(`,"source":`)
+			w.field(`,"state":`)
+			w.raw(`}`)
+		})
 	}
 	if b[0] >= binaryV4 {
-		if n := d.count(2); n > 0 {
-			w.raw(`,"pinned":[`)
-			for i := range n {
-				w.comma(i)
-				w.raw(`{"item":`)
-				w.str(d.bytes())
-				w.optStr(`,"text":`, d.bytes())
-				w.raw(`}`)
-			}
-			w.raw(`]`)
-		}
-		if n := d.count(3); n > 0 {
-			w.raw(`,"forgotten":[`)
-			for i := range n {
-				w.comma(i)
-				w.raw(`{"kind":`)
-				w.str(d.bytes())
-				w.raw(`,"fingerprint":`)
-				w.str(d.bytes())
-				if ids := d.count(1); ids > 0 {
-					w.raw(`,"event_ids":[`)
-					for j := range ids {
-						w.comma(j)
-						w.str(d.bytes())
-					}
-					w.raw(`]`)
-				}
-				w.raw(`}`)
-			}
-			w.raw(`]`)
-		}
+		w.optList(`,"pinned":`, 2, func() {
+			w.field(`{"item":`)
+			w.optField(`,"text":`)
+			w.raw(`}`)
+		})
+		w.optList(`,"forgotten":`, 3, func() {
+			w.field(`{"kind":`)
+			w.field(`,"fingerprint":`)
+			w.optList(`,"event_ids":`, 1, func() { w.str(d.bytes()) })
+			w.raw(`}`)
+		})
 	}
 	w.raw(`}`)
 
@@ -201,35 +146,60 @@ func (d *decoder) bytes() []byte {
 	return s
 }
 
-// jsonWriter appends JSON to b.
-type jsonWriter struct{ b []byte }
+// jsonWriter appends to b the JSON of what it reads from d.
+type jsonWriter struct {
+	b []byte
+	d decoder
+}
 
 func (w *jsonWriter) raw(s string) { w.b = append(w.b, s...) }
 
-// comma separates the i-th element of a list from the one before.
-func (w *jsonWriter) comma(i int) {
-	if i > 0 {
-		w.b = append(w.b, ',')
+// field writes name and the string field read next.
+func (w *jsonWriter) field(name string) {
+	w.raw(name)
+	w.str(w.d.bytes())
+}
+
+// optField writes an omitempty string field: nothing when it is empty.
+func (w *jsonWriter) optField(name string) {
+	if s := w.d.bytes(); len(s) > 0 {
+		w.raw(name)
+		w.str(s)
 	}
 }
 
-// strs writes a list of strings; the binary encoding never holds a nil
-// list (UnmarshalBinary decodes every list non-nil), so an empty one is [].
-func (w *jsonWriter) strs(d *decoder) {
+// list writes the list read next, each element by elem; its count is
+// checked against minSize bytes an element, as UnmarshalBinary does. The
+// binary encoding never holds a nil list (UnmarshalBinary decodes every
+// list non-nil), so an empty one is [].
+func (w *jsonWriter) list(minSize int, elem func()) {
+	w.elems(w.d.count(minSize), elem)
+}
+
+// optList is list for an omitempty field named name: nothing when the
+// list is empty.
+func (w *jsonWriter) optList(name string, minSize int, elem func()) {
+	if n := w.d.count(minSize); n > 0 {
+		w.raw(name)
+		w.elems(n, elem)
+	}
+}
+
+// elems writes a list of n elements, each by elem.
+func (w *jsonWriter) elems(n int, elem func()) {
 	w.raw(`[`)
-	for i := range d.count(1) {
-		w.comma(i)
-		w.str(d.bytes())
+	for i := range n {
+		if i > 0 {
+			w.raw(`,`)
+		}
+		elem()
 	}
 	w.raw(`]`)
 }
 
-// optStr writes an omitempty string field: nothing when s is empty.
-func (w *jsonWriter) optStr(name string, s []byte) {
-	if len(s) > 0 {
-		w.raw(name)
-		w.str(s)
-	}
+// strs writes a list of strings.
+func (w *jsonWriter) strs() {
+	w.list(1, func() { w.str(w.d.bytes()) })
 }
 
 // float writes f as encoding/json does (ES6 number formatting, exponent

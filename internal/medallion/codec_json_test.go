@@ -220,3 +220,17 @@ func BenchmarkJSONString(b *testing.B) {
 		})
 	}
 }
+
+// TestAppendJSONAllocs: with room in dst, AppendJSON allocates nothing
+// (an export writes every version through one buffer).
+func TestAppendJSONAllocs(t *testing.T) {
+	bin := mustMarshalBinary(t, withEvidence())
+	buf := make([]byte, 0, 64<<10)
+	if n := testing.AllocsPerRun(100, func() {
+		if _, err := AppendJSON(buf[:0], bin); err != nil {
+			t.Fatal(err)
+		}
+	}); n != 0 {
+		t.Errorf("AppendJSON allocates %v times", n)
+	}
+}
