@@ -54,7 +54,8 @@ var (
 )
 
 // exporter writes DATA_DIR/exports/medallions-<time>.jsonl every interval
-// and keeps the newest DefaultExportKeep.
+// when a medallion was written since the newest, and keeps the newest
+// DefaultExportKeep.
 type exporter struct {
 	st       *store.Badger
 	dir      string
