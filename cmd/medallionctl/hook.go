@@ -19,6 +19,7 @@ import (
 	"github.com/medallionhq/medallion/internal/api"
 	"github.com/medallionhq/medallion/internal/client"
 	"github.com/medallionhq/medallion/internal/hookcache"
+	rendering "github.com/medallionhq/medallion/internal/render"
 )
 
 // hookTimeout bounds the whole daemon round trip of a hook. Claude Code
@@ -75,9 +76,11 @@ The daemon keeps each answer it gave a hook in a file beside its socket
 directory reads that file instead of asking: the hook runs before every
 session, and the round trip was a third of its time. A file never outlives
 the answer: the daemon removes it before a new version of a medallion of
-its scope is stored, and the hook ignores it when the daemon that wrote it
-is gone or when the directory's repository is no longer the one it was
-written for (--verbose says when a file answered).
+its scope is stored (and writes the new answer once the writes have been
+quiet for two seconds), and the hook ignores it when the daemon that wrote
+it is gone or when the directory's repository is no longer the one it was
+written for. A daemon that starts readies the answers of the folders of the
+16 most recent sessions. --verbose says when a file answered.
 
 When the daemon is down (nothing listens on the socket), the hook also starts
 it in the background with "medalliond start --socket SOCKET" (the medalliond
@@ -102,8 +105,10 @@ theirs. --no-start leaves a daemon that is down alone.`,
 	return cmd
 }
 
-// defaultHookBudget is --budget's default.
-const defaultHookBudget = 1500
+// defaultHookBudget is --budget's default: the daemon's, at which it
+// readies the hook's answers for the folders of recent sessions when it
+// starts (server.KeepHookAnswers).
+const defaultHookBudget = rendering.DefaultBudget
 
 // hookOptions are the hook's own flags.
 type hookOptions struct {

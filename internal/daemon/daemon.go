@@ -223,6 +223,9 @@ func Run(ctx context.Context, cfg *config.Config, logger hclog.Logger, opts ...O
 		"socket", cfg.Socket, "data_dir", cfg.DataDir, "config", configFile)
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- srv.Serve(ln) }()
+	if answers != nil {
+		go keepRecentHookAnswers(ctx, st, srv, logger.Named("server"))
+	}
 
 	select {
 	case <-ctx.Done():

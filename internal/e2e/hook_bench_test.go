@@ -71,10 +71,12 @@ func BenchmarkHookVsHello(b *testing.B) {
 	}
 	answers := d.sock + ".hook"
 	forget := func(b *testing.B) {
-		entries, err := os.ReadDir(answers)
-		if err != nil || len(entries) == 0 {
-			b.Fatalf("the daemon kept no answer for the hook (%v)", err)
-		}
+		var entries []os.DirEntry
+		// The daemon writes the file just after it answers.
+		waitFor(b, 10*time.Second, "the daemon keeping the hook's answer", func() bool {
+			entries, _ = os.ReadDir(answers)
+			return len(entries) > 0
+		})
 		for _, e := range entries {
 			if err := os.Remove(filepath.Join(answers, e.Name())); err != nil {
 				b.Fatal(err)

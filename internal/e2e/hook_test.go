@@ -3,6 +3,7 @@ package e2e
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -29,6 +30,19 @@ func (d *daemon) hook(t *testing.T, cwd string) (stdout, stderr string) {
 
 const keptNote = "answered from the daemon's kept answer"
 
+// hookKept runs the hook for cwd until it reads the daemon's kept answer
+// (the daemon writes the file just after it answers) and returns its
+// stdout.
+func (d *daemon) hookKept(t *testing.T, cwd string) string {
+	t.Helper()
+	var out, why string
+	waitFor(t, 10*time.Second, "a hook answered from a kept answer", func() bool {
+		out, why = d.hook(t, cwd)
+		return strings.Contains(why, keptNote)
+	})
+	return out
+}
+
 // TestHookKeptAnswer: with the real binaries, the second hook for a
 // folder reads the answer the daemon kept for the first, a new version
 // is in the very next hook and kept again without a hook asking, a folder that became a repository of its own
@@ -43,9 +57,8 @@ func TestHookKeptAnswer(t *testing.T) {
 	if !strings.Contains(first, "canonical state of repo:x") || strings.Contains(why, keptNote) {
 		t.Fatalf("first hook: stdout %q, stderr %q", first, why)
 	}
-	again, why := d.hook(t, repo)
-	if again != first || !strings.Contains(why, keptNote) {
-		t.Fatalf("second hook did not read the kept answer: stderr %q\n%s", why, again)
+	if again := d.hookKept(t, repo); again != first {
+		t.Fatalf("the kept answer differs from the daemon's:\n%s\n---\n%s", again, first)
 	}
 	if fi, err := os.Stat(dir); err != nil || fi.Mode().Perm() != 0o700 {
 		t.Errorf("answers folder: %v, %v; want 0700", err, fi.Mode())
@@ -65,8 +78,8 @@ func TestHookKeptAnswer(t *testing.T) {
 	if got, why := d.hook(t, repo); !strings.Contains(got, "x now keeps hook answers as files") {
 		t.Fatalf("hook after a new version: stderr %q\n%s", why, got)
 	}
-	if got, why := d.hook(t, repo); !strings.Contains(got, "x now keeps hook answers as files") || !strings.Contains(why, keptNote) {
-		t.Fatalf("the new answer was not kept: stderr %q\n%s", why, got)
+	if got := d.hookKept(t, repo); !strings.Contains(got, "x now keeps hook answers as files") {
+		t.Fatalf("the kept answer after a new version:\n%s", got)
 	}
 	// Another version, and no hook until the daemon has rendered it again
 	// (two seconds after the write): the next hook reads it from its file.
@@ -90,10 +103,7 @@ func TestHookKeptAnswer(t *testing.T) {
 	if err := os.Mkdir(sub, 0o700); err != nil {
 		t.Fatal(err)
 	}
-	d.hook(t, sub)
-	if _, why := d.hook(t, sub); !strings.Contains(why, keptNote) {
-		t.Fatalf("sub's answer was not kept: %q", why)
-	}
+	d.hookKept(t, sub)
 	if err := os.Mkdir(filepath.Join(sub, ".git"), 0o700); err != nil {
 		t.Fatal(err)
 	}
@@ -124,5 +134,43 @@ func TestHookKeptAnswer(t *testing.T) {
 	d2.stop()
 	if _, err := os.Stat(dir); !os.IsNotExist(err) {
 		t.Errorf("a stopped daemon left its answers folder: %v", err)
+	}
+}
+
+// TestHookAnswersReadyAfterStart: a daemon that starts readies the hook
+// answers of the folders of recent sessions, so the first session there
+// after a restart reads its file instead of asking.
+func TestHookAnswersReadyAfterStart(t *testing.T) {
+	root := t.TempDir()
+	repo := filepath.Join(t.TempDir(), "muse")
+	if err := os.MkdirAll(filepath.Join(repo, ".git"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	d := newIngestd(t, root, "")
+	d.start()
+	line := fmt.Sprintf(`{"type":"user","sessionId":"s-ready","uuid":"u-1","cwd":%q,"timestamp":%q,"message":{"role":"user","content":"make the hook fast"}}`+"\n",
+		repo, time.Now().UTC().Format(time.RFC3339))
+	appendTo(t, filepath.Join(root, "s-ready.jsonl"), []byte(line))
+	waitFor(t, 10*time.Second, "the session's event", func() bool { return d.eventCount("s-ready") == 1 })
+	m := strings.NewReplacer("x-state-0", "muse-state", `"repo:x"`, `"repo:muse"`).Replace(loadMedallion(0))
+	f := filepath.Join(t.TempDir(), "m.json")
+	if err := os.WriteFile(f, []byte(m), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ctl := filepath.Join(binDir, "medallionctl")
+	if out, err := exec.Command(ctl, "--socket", d.sock, "put", "-f", f).CombinedOutput(); err != nil {
+		t.Fatalf("put: %v: %s", err, out)
+	}
+
+	d.stop()
+	d.start()
+	dd := &daemon{sock: d.sock, ctl: ctl}
+	waitFor(t, 20*time.Second, "the recent folder's answer readied", func() bool {
+		entries, _ := os.ReadDir(d.sock + ".hook")
+		return len(entries) > 0
+	})
+	out, why := dd.hook(t, repo)
+	if !strings.Contains(why, keptNote) || !strings.Contains(out, "canonical state of repo:muse") {
+		t.Errorf("the first hook after a start: stderr %q\n%s", why, out)
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/medallionhq/medallion/internal/api"
 	"github.com/medallionhq/medallion/internal/hookcache"
 	"github.com/medallionhq/medallion/internal/scope"
 	"github.com/medallionhq/medallion/internal/store"
@@ -52,6 +53,15 @@ func hookLoad(cwd string) string {
 	return "cwd=" + url.QueryEscape(cwd) + "&budget=1200"
 }
 
+// loadSettled is load, once the answer file it keeps (on its own
+// goroutine) is written.
+func (e *env) loadSettled(t *testing.T, query string) api.LoadResponse {
+	t.Helper()
+	resp := e.load(t, query)
+	e.srv.loads.settle()
+	return resp
+}
+
 func files(t *testing.T, dir string) int {
 	t.Helper()
 	entries, err := os.ReadDir(dir)
@@ -79,12 +89,12 @@ func TestHookAnswerFiles(t *testing.T) {
 	}
 
 	for _, q := range []string{"node=repo:muse", hookLoad(muse) + "&format=json", hookLoad(muse) + "&limit=1"} {
-		e.load(t, q)
+		e.loadSettled(t, q)
 	}
 	if n := files(t, dir); n != 0 {
 		t.Fatalf("loads the hook does not make left %d files", n)
 	}
-	resp := e.load(t, hookLoad(muse))
+	resp := e.loadSettled(t, hookLoad(muse))
 	if got, ok := hookcache.Read(dir, muse, 1200); !ok || got != resp.Text {
 		t.Fatalf("kept answer %q, %v; want the load's text:\n%s", got, ok, resp.Text)
 	}
@@ -92,7 +102,7 @@ func TestHookAnswerFiles(t *testing.T) {
 	if err := os.Remove(filepath.Join(dir, hookcache.Name(muse, 1200))); err != nil {
 		t.Fatal(err)
 	}
-	e.load(t, hookLoad(muse))
+	e.loadSettled(t, hookLoad(muse))
 	if _, ok := hookcache.Read(dir, muse, 1200); !ok {
 		t.Fatal("a removed answer file was not kept again")
 	}
@@ -100,8 +110,8 @@ func TestHookAnswerFiles(t *testing.T) {
 	if err := os.Mkdir(sub, 0o700); err != nil {
 		t.Fatal(err)
 	}
-	e.load(t, hookLoad(sub)) // the same answer, a second file
-	e.load(t, hookLoad(other))
+	e.loadSettled(t, hookLoad(sub)) // the same answer, a second file
+	e.loadSettled(t, hookLoad(other))
 	if n := files(t, dir); n != 3 {
 		t.Fatalf("%d files, want 3", n)
 	}
@@ -126,14 +136,14 @@ func TestHookAnswerFiles(t *testing.T) {
 			t.Errorf("%s: the answer outlived a write to its scope: %q", cwd, got)
 		}
 	}
-	e.load(t, hookLoad(muse))
+	e.loadSettled(t, hookLoad(muse))
 	if got, ok := hookcache.Read(dir, muse, 1200); !ok || !strings.Contains(got, "now with answer files") {
 		t.Errorf("after the write, the kept answer is %q, %v", got, ok)
 	}
 
 	// A repository without medallions: kept too, as "nothing to add".
 	empty := gitRepo(t, "empty")
-	if resp := e.load(t, hookLoad(empty)); len(resp.Medallions) != 0 {
+	if resp := e.loadSettled(t, hookLoad(empty)); len(resp.Medallions) != 0 {
 		t.Fatalf("load of an empty scope: %+v", resp)
 	}
 	if got, ok := hookcache.Read(dir, empty, 1200); !ok || got != "" {
@@ -210,7 +220,7 @@ func TestHookAnswerRewarmed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e.load(t, hookLoad(muse))
+	e.loadSettled(t, hookLoad(muse))
 	e.load(t, "node=repo:muse") // no file: not rendered again
 	for i := range 5 {
 		m.Summary.HighLevel = fmt.Sprintf("checkpoint %d", i)

@@ -105,7 +105,7 @@ func (s *Server) loadAnswer(ctx context.Context, p loadParams) (any, error) {
 	cached, writes := s.loads.get(key)
 	if cached != nil {
 		if p.forHook() {
-			s.loads.keepFile(key, writes, p.cwd, p.budget, p.scope.GraphNodes)
+			s.loads.keepFileLater(key, writes, p.cwd, p.budget, p.scope.GraphNodes)
 		}
 		return encodedJSON(cached), nil
 	}
@@ -149,7 +149,7 @@ func (s *Server) loadAnswer(ctx context.Context, p loadParams) (any, error) {
 	}
 	s.loads.put(key, p.scope, body.Bytes(), text, writes)
 	if p.forHook() {
-		s.loads.keepFile(key, writes, p.cwd, p.budget, p.scope.GraphNodes)
+		s.loads.keepFileLater(key, writes, p.cwd, p.budget, p.scope.GraphNodes)
 	}
 	return encodedJSON(body.Bytes()), nil
 }

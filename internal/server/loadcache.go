@@ -59,6 +59,10 @@ type loadCache struct {
 	// not block), to render them again (rewarm.go); nil: nobody.
 	dropped func([]hookFile)
 	log     hclog.Logger
+	// keeps: files was set at the start (it may be nil since).
+	keeps bool
+	// keeping counts the keepFileLater goroutines running.
+	keeping sync.WaitGroup
 }
 
 // loadEntry is one kept answer, the scope it was rendered for, and for
@@ -79,7 +83,7 @@ type hookFile struct {
 }
 
 func newLoadCache(files *hookcache.Writer, log hclog.Logger) *loadCache {
-	return &loadCache{entries: make(map[string]*loadEntry), files: files, owner: make(map[string]*loadEntry), log: log}
+	return &loadCache{entries: make(map[string]*loadEntry), files: files, keeps: files != nil, owner: make(map[string]*loadEntry), log: log}
 }
 
 // loadKey names a load's parameters: the resolved scope, in order (the
@@ -137,6 +141,23 @@ func (c *loadCache) put(key string, scope medallion.Scope, body []byte, text str
 		}
 	}
 	c.entries[key] = e
+}
+
+// keepFileLater is keepFile on its own goroutine: the hook that asked
+// gets its answer without waiting for the file (a few system calls, and
+// a scope derived from the file system). settle waits for them.
+func (c *loadCache) keepFileLater(key string, writes uint64, cwd string, budget int, nodes []string) {
+	if c == nil || !c.keeps {
+		return
+	}
+	c.keeping.Go(func() { c.keepFile(key, writes, cwd, budget, nodes) })
+}
+
+// settle waits for the keepFileLater goroutines started so far.
+func (c *loadCache) settle() {
+	if c != nil {
+		c.keeping.Wait()
+	}
 }
 
 // keepFile writes the answer kept for key as the hook's file for cwd at

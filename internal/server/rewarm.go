@@ -118,3 +118,20 @@ func (s *Server) rewarm(ctx context.Context, f hookFile) {
 		s.log.Warn("hook answer not rendered again after a write; the next hook asks", "cwd", f.cwd, "error", err)
 	}
 }
+
+// KeepHookAnswers has the answers the SessionStart hook would ask for in
+// cwds (clean, absolute; at its default budget, render.DefaultBudget)
+// rendered and kept as files once writing is quiet, as after a write. A
+// daemon starts with no answer kept, so the daemon asks for the folders
+// agents worked in last: the first session in each after a start reads
+// its file too. It does nothing without Config.HookAnswers.
+func (s *Server) KeepHookAnswers(cwds []string) {
+	if s.rewarms == nil || len(cwds) == 0 {
+		return
+	}
+	files := make([]hookFile, len(cwds))
+	for i, cwd := range cwds {
+		files[i] = hookFile{cwd: cwd, budget: render.DefaultBudget}
+	}
+	s.rewarms.add(files)
+}

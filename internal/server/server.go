@@ -214,6 +214,9 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	if s.rewarms != nil {
 		s.rewarms.close()
 	}
+	// The answer files being written go before the daemon removes their
+	// folder.
+	defer s.loads.settle()
 	if err := s.http.Shutdown(ctx); err != nil {
 		_ = s.http.Close()
 		return fmt.Errorf("shut down local API: %w", err)
