@@ -201,8 +201,11 @@ func Run(ctx context.Context, cfg *config.Config, logger hclog.Logger, opts ...O
 		Ingest:     ing.status,
 		Disk:       dk.status,
 		Damage:     st.Damage,
-		Export:     st.Export,
-		Import:     rs.Import,
+		Export: func(ctx context.Context, fn func([]byte) error) error {
+			_, err := st.ExportJSON(ctx, fn)
+			return err
+		},
+		Import: rs.Import,
 		// The ingester's resolver: a load for a folder finds the medallion
 		// its sessions were checkpointed into.
 		ScopeForCWD: func(cwd string) []string { return slices.Clone(ing.scope.Resolve(cwd)) },

@@ -3,6 +3,7 @@ package daemon
 import (
 	"bufio"
 	"context"
+	"crypto/rand"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -14,7 +15,6 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
-	"github.com/medallionhq/medallion/internal/medallion"
 	"github.com/medallionhq/medallion/internal/store"
 )
 
@@ -29,6 +29,10 @@ const (
 	exportPrefix = "medallions-"
 	exportSuffix = ".jsonl"
 	exportLayout = "20060102T150405Z"
+	// markSuffix names the mark beside an export (see exportMark).
+	markSuffix = ".state"
+	// storeIDKey is the aux record holding the store's export identity.
+	storeIDKey = "exports/store"
 	// DefaultExportInterval is how often the daemon exports.
 	DefaultExportInterval = 24 * time.Hour
 	// DefaultExportKeep is how many exports are kept, the newest.
@@ -50,7 +54,8 @@ var (
 )
 
 // exporter writes DATA_DIR/exports/medallions-<time>.jsonl every interval
-// and keeps the newest DefaultExportKeep.
+// when a medallion was written since the newest, and keeps the newest
+// DefaultExportKeep.
 type exporter struct {
 	st       *store.Badger
 	dir      string
@@ -101,16 +106,19 @@ func (e *exporter) start() {
 				continue
 			}
 			due = time.Time{}
-			if err := e.export(context.Background()); err != nil {
+			wrote, err := e.export(context.Background())
+			if err != nil {
 				e.log.Error("automatic export failed; the next is tried at the next interval", "dir", e.dir, "error", err)
 			}
 			// An export reads every version: hand back the store's pages,
-			// the heap it decoded them into and the code it ran now, not
+			// the heap it wrote them through and the code it ran now, not
 			// up to a minute later at the store's next idle check (an
 			// automatic export is most often the only work of an idle
-			// daemon; issue 12's idle RSS).
+			// daemon; issue 12's idle RSS). A skipped one read keys only.
 			e.st.PageOut()
-			releaseMemory()
+			if wrote {
+				releaseMemory()
+			}
 			t.Reset(e.interval)
 		}
 	}()
@@ -123,26 +131,42 @@ func (e *exporter) close() {
 }
 
 // export writes one export (temporary file, then rename: a crash never
-// leaves a partial export under an export's name) and prunes old ones. On
-// a full disk it writes nothing: the space is the store's.
-func (e *exporter) export(ctx context.Context) error {
+// leaves a partial export under an export's name), its mark, and prunes
+// old ones; it reports whether it wrote one. It writes none when the
+// newest export holds what this one would (see unchanged), nor on a full
+// disk: the space is the store's.
+func (e *exporter) export(ctx context.Context) (bool, error) {
 	if sp := e.st.Space(); !sp.Writable() {
 		e.log.Warn("automatic export skipped: disk full", "dir", e.dir, "free_mib", sp.Free>>20)
-		return nil
+		return false, nil
+	}
+	storeID, err := e.storeID(ctx)
+	if err != nil {
+		return false, fmt.Errorf("export: %w", err)
+	}
+	if newest, same, err := e.unchanged(ctx, storeID); err != nil {
+		return false, fmt.Errorf("export: %w", err)
+	} else if same {
+		e.log.Info("automatic export skipped: no medallion was written since the newest export", "path", newest)
+		return false, nil
 	}
 	if err := os.MkdirAll(e.dir, 0o700); err != nil {
-		return fmt.Errorf("export: %w", err)
+		return false, fmt.Errorf("export: %w", err)
 	}
 	name := exportPrefix + e.now().UTC().Format(exportLayout) + exportSuffix
 	tmp, err := os.CreateTemp(e.dir, "."+name+".*")
 	if err != nil {
-		return fmt.Errorf("export: %w", err)
+		return false, fmt.Errorf("export: %w", err)
 	}
 	defer os.Remove(tmp.Name()) // a no-op once renamed
 	w := bufio.NewWriterSize(tmp, 64<<10)
-	enc := json.NewEncoder(w)
-	n := 0
-	err = e.st.Export(ctx, func(m *medallion.Medallion) error { n++; return enc.Encode(m) })
+	n, size := 0, int64(0)
+	state, err := e.st.ExportJSON(ctx, func(line []byte) error {
+		n++
+		size += int64(len(line))
+		_, err := w.Write(line)
+		return err
+	})
 	if err == nil {
 		err = w.Flush()
 	}
@@ -153,15 +177,105 @@ func (e *exporter) export(ctx context.Context) error {
 		err = cerr
 	}
 	if err != nil {
-		return fmt.Errorf("export: %w", err)
+		return false, fmt.Errorf("export: %w", err)
 	}
 	path := filepath.Join(e.dir, name)
+	// The mark of an export this one replaces (a second export within
+	// the second) must not outlive it.
+	if err := os.Remove(path + markSuffix); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return false, fmt.Errorf("export: %w", err)
+	}
 	if err := os.Rename(tmp.Name(), path); err != nil {
-		return fmt.Errorf("export: %w", err)
+		return false, fmt.Errorf("export: %w", err)
 	}
 	e.log.Info("exported medallions", "path", path, "versions", n)
+	if err := writeMark(path, exportMark{Store: storeID, State: state, Bytes: size}); err != nil {
+		// The export is whole; without its mark the next one is
+		// written even when nothing changed.
+		e.log.Warn("write export mark", "path", path+markSuffix, "error", err)
+	}
 	e.prune()
-	return nil
+	return true, nil
+}
+
+// exportMark is written beside each export (its name and markSuffix):
+// the store it was read from, the store's ExportState in the snapshot it
+// was read from, and its size. An export is skipped when the store and
+// its state are those of the newest export's mark and that export still
+// has its size (issue 12: each export of an idle daemon wrote the same
+// file again, the one idle minute above 0.1 % CPU).
+type exportMark struct {
+	// Store is the store's export identity, a random text kept in the
+	// store (storeIDKey): a store made again (medalliond repair imports
+	// into a new one) starts its commit timestamps again, so its state
+	// alone could match the old store's.
+	Store string            `json:"store"`
+	State store.ExportState `json:"state"`
+	Bytes int64             `json:"bytes"`
+}
+
+// storeID returns the store's export identity, made and kept in the store
+// at its first export.
+func (e *exporter) storeID(ctx context.Context) (string, error) {
+	v, err := e.st.GetAux(ctx, storeIDKey)
+	if err != nil || len(v) > 0 {
+		return string(v), err
+	}
+	id := rand.Text()
+	if err := e.st.PutAux(ctx, storeIDKey, []byte(id)); err != nil {
+		return "", err
+	}
+	return id, nil
+}
+
+// unchanged reports whether the newest export (returned) holds what an
+// export of the store, storeID, would hold now: its mark names this store
+// and its current state, and the export is the size it was written.
+// Anything it cannot read makes it false: the export is then written.
+func (e *exporter) unchanged(ctx context.Context, storeID string) (string, bool, error) {
+	all := e.exports()
+	if len(all) == 0 {
+		return "", false, nil
+	}
+	newest := all[len(all)-1]
+	data, err := os.ReadFile(newest + markSuffix)
+	if err != nil {
+		return newest, false, nil
+	}
+	var mark exportMark
+	if err := json.Unmarshal(data, &mark); err != nil || mark.Store != storeID {
+		return newest, false, nil
+	}
+	if fi, err := os.Stat(newest); err != nil || fi.Size() != mark.Bytes {
+		return newest, false, nil
+	}
+	state, err := e.st.ExportState(ctx)
+	if err != nil {
+		return newest, false, err
+	}
+	return newest, state == mark.State, nil
+}
+
+// writeMark writes an export's mark (temporary file, then rename: a torn
+// mark would only cost an export, but a whole one is as cheap).
+func writeMark(export string, mark exportMark) error {
+	data, err := json.Marshal(mark)
+	if err != nil {
+		return err
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(export), "."+filepath.Base(export)+markSuffix+".*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name())
+	_, err = tmp.Write(data)
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return err
+	}
+	return os.Rename(tmp.Name(), export+markSuffix)
 }
 
 // exports lists the export files, oldest first.
@@ -199,12 +313,22 @@ func (e *exporter) newest() (time.Time, bool) {
 	return t, err == nil
 }
 
-// prune removes all but the newest keep exports.
+// prune removes all but the newest keep exports, with their marks, and
+// the marks of exports removed by hand.
 func (e *exporter) prune() {
 	all := e.exports()
 	for _, p := range all[:max(len(all)-e.keep, 0)] {
 		if err := os.Remove(p); err != nil && !errors.Is(err, os.ErrNotExist) {
 			e.log.Warn("remove old export", "path", p, "error", err)
+		}
+	}
+	marks, _ := filepath.Glob(filepath.Join(e.dir, exportPrefix+"*"+exportSuffix+markSuffix))
+	for _, m := range marks {
+		if _, err := os.Stat(strings.TrimSuffix(m, markSuffix)); !errors.Is(err, os.ErrNotExist) {
+			continue
+		}
+		if err := os.Remove(m); err != nil && !errors.Is(err, os.ErrNotExist) {
+			e.log.Warn("remove the mark of an old export", "path", m, "error", err)
 		}
 	}
 }

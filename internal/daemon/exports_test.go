@@ -39,9 +39,14 @@ func TestExporterKeepsTheNewest(t *testing.T) {
 	e := newExporter(st, dataDir, hclog.NewNullLogger())
 	clock := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 	e.now = func() time.Time { return clock }
-	for range DefaultExportKeep + 3 {
-		if err := e.export(context.Background()); err != nil {
-			t.Fatal(err)
+	for i := range DefaultExportKeep + 3 {
+		if i > 0 { // a write between exports: none is skipped
+			if _, err := st.Create(context.Background(), testMedallion(fmt.Sprintf("m%d", i+1))); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if wrote, err := e.export(context.Background()); err != nil || !wrote {
+			t.Fatalf("export %d: wrote %v, %v", i+1, wrote, err)
 		}
 		clock = clock.Add(time.Hour)
 	}
@@ -63,11 +68,16 @@ func TestExporterKeepsTheNewest(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if strings.Count(string(data), "\n") != 1 || !strings.Contains(string(data), `"medallion_id":"m1"`) {
+	if strings.Count(string(data), "\n") != 4 || !strings.Contains(string(data), `"medallion_id":"m1"`) {
 		t.Errorf("export: %s", data)
 	}
 	if newest, ok := e.newest(); !ok || !newest.Equal(clock.Add(-time.Hour)) {
 		t.Errorf("newest %v, %v", newest, ok)
+	}
+	// Each export kept has its mark, and only those.
+	marks, err := filepath.Glob(filepath.Join(dataDir, ExportsDir, "*"+markSuffix))
+	if err != nil || len(marks) != DefaultExportKeep || marks[0] != all[0]+markSuffix {
+		t.Errorf("marks %v, %v; exports %v", marks, err, all)
 	}
 }
 
@@ -148,4 +158,115 @@ func TestExportWaitsForQuiet(t *testing.T) {
 	if err := r.stop(t); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// TestExportSkippedWhenUnchanged: an export whose store has had no
+// medallion written since the newest export is not written again, also
+// after a restart; a write, a new store (as repair makes), an export
+// without its mark or not the size it was written all make the next
+// export be written.
+func TestExportSkippedWhenUnchanged(t *testing.T) {
+	ctx := context.Background()
+	dataDir := t.TempDir()
+	open := func(dir string) *store.Badger {
+		t.Helper()
+		st, err := store.Open(filepath.Join(dataDir, dir), store.Options{GCInterval: -1, Reserve: -1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return st
+	}
+	clock := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	newAt := func(st *store.Badger) *exporter {
+		e := newExporter(st, dataDir, hclog.NewNullLogger())
+		e.now = func() time.Time { clock = clock.Add(time.Hour); return clock }
+		return e
+	}
+	export := func(e *exporter, want bool, why string) {
+		t.Helper()
+		before := len(e.exports())
+		wrote, err := e.export(ctx)
+		if err != nil {
+			t.Fatalf("%s: %v", why, err)
+		}
+		if wrote != want || len(e.exports()) != before+map[bool]int{true: 1}[want] {
+			t.Fatalf("%s: wrote %v (%d exports, %d before), want %v", why, wrote, len(e.exports()), before, want)
+		}
+	}
+
+	st := open("store")
+	m, err := st.Create(ctx, testMedallion("m1"))
+	// The writes to this store are made again to another one below.
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := newAt(st)
+	export(e, true, "the first export")
+	export(e, false, "nothing written since")
+	// Writes that are not medallions (sessions, counters) do not count.
+	if err := st.PutAux(ctx, "test/other", []byte("x")); err != nil {
+		t.Fatal(err)
+	}
+	export(e, false, "only another record written since")
+
+	if err := st.Close(); err != nil {
+		t.Fatal(err)
+	}
+	st = open("store")
+	e = newAt(st)
+	export(e, false, "nothing written since, after a restart")
+
+	m.Summary.HighLevel = "changed"
+	if _, err := st.Update(ctx, m); err != nil {
+		t.Fatal(err)
+	}
+	export(e, true, "an update since")
+	export(e, false, "nothing written since the update's export")
+
+	newest := e.exports()[len(e.exports())-1]
+	if err := os.Remove(newest + markSuffix); err != nil {
+		t.Fatal(err)
+	}
+	export(e, true, "the newest export has no mark (an older build wrote it)")
+	newest = e.exports()[len(e.exports())-1]
+	if err := os.Truncate(newest, 10); err != nil {
+		t.Fatal(err)
+	}
+	export(e, true, "the newest export was cut short")
+
+	// A new store written the same way (as repair writes one): its commit
+	// timestamps begin again, so its state is the old one's, but its
+	// versions are not (their times differ).
+	want, err := st.ExportState(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Close(); err != nil {
+		t.Fatal(err)
+	}
+	other := open("store2")
+	if m, err = other.Create(ctx, testMedallion("m1")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := newAt(other).storeID(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := other.PutAux(ctx, "test/other", []byte("x")); err != nil {
+		t.Fatal(err)
+	}
+	if err := other.Close(); err != nil {
+		t.Fatal(err)
+	}
+	other = open("store2")
+	t.Cleanup(func() { other.Close() })
+	m.Summary.HighLevel = "changed"
+	if _, err := other.Update(ctx, m); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := other.ExportState(ctx); err != nil || got != want {
+		t.Fatalf("the new store's state %+v, %v; the test needs the old one's, %+v", got, err, want)
+	}
+	e = newAt(other)
+	export(e, true, "another store in the same state")
+	export(e, false, "nothing written to the other store since")
 }

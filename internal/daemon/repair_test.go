@@ -145,7 +145,7 @@ func exportNow(t *testing.T, dataDir string) {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	if err := newExporter(st, dataDir, hclog.NewNullLogger()).export(context.Background()); err != nil {
+	if _, err := newExporter(st, dataDir, hclog.NewNullLogger()).export(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -52,9 +52,8 @@ func (s *Server) export(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	started := false
-	enc := json.NewEncoder(w)
 	n := 0
-	err := s.cfg.Export(r.Context(), func(m *medallion.Medallion) error {
+	err := s.cfg.Export(r.Context(), func(line []byte) error {
 		if !started {
 			started = true
 			w.Header().Set("Content-Type", "application/x-ndjson")
@@ -62,7 +61,8 @@ func (s *Server) export(w http.ResponseWriter, r *http.Request) {
 			w.WriteHeader(http.StatusOK)
 		}
 		n++
-		return enc.Encode(m)
+		_, err := w.Write(line)
+		return err
 	})
 	switch {
 	case err == nil && !started:

@@ -15,7 +15,7 @@ import (
 
 func startTransfer(t *testing.T) *env {
 	t.Helper()
-	return startWith(t, func(c *Config, st *store.Badger) { c.Export, c.Import = st.Export, st.Import })
+	return startWith(t, func(c *Config, st *store.Badger) { c.Export, c.Import = exportJSON(st), st.Import })
 }
 
 // TestExportImportOverTheSocket: what one daemon exports another imports
@@ -84,5 +84,13 @@ func TestExportEmptyAndDisabled(t *testing.T) {
 	var ae *client.APIError
 	if !errors.As(err, &ae) || ae.StatusCode != http.StatusNotFound {
 		t.Errorf("export without Config.Export: %v", err)
+	}
+}
+
+// exportJSON is Config.Export as the daemon wires it.
+func exportJSON(st *store.Badger) func(ctx context.Context, fn func([]byte) error) error {
+	return func(ctx context.Context, fn func([]byte) error) error {
+		_, err := st.ExportJSON(ctx, fn)
+		return err
 	}
 }

@@ -82,9 +82,10 @@ type Config struct {
 	// damaged (nil: nothing) for GET /v1/status.
 	Damage func() error
 	// Export and Import move every medallion version out and in for GET
-	// /v1/export and POST /v1/import (store.Badger's methods); nil answers
-	// those with 404.
-	Export func(ctx context.Context, fn func(*medallion.Medallion) error) error
+	// /v1/export and POST /v1/import (store.Badger's ExportJSON, whose
+	// lines are what json.Encoder writes for each version, and Import);
+	// nil answers those with 404.
+	Export func(ctx context.Context, fn func(line []byte) error) error
 	Import func(ctx context.Context, versions []*medallion.Medallion) error
 	// ScopeForCWD resolves a working directory to the graph nodes of its
 	// scope for GET /v1/load?cwd=; nil answers such loads with 400 "this

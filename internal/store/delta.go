@@ -116,9 +116,14 @@ func parseDelta(v []byte) (base int, ops []byte, err error) {
 	return int(b), v[1+n:], nil
 }
 
-// applyDelta rebuilds a version from its base and a delta's operations.
-func applyDelta(base, ops []byte) ([]byte, error) {
-	out := make([]byte, 0, len(base))
+// applyDelta rebuilds a version from its base and a delta's operations,
+// into out's memory when it is given (an export rebuilds every version:
+// a new buffer for each was most of its allocations).
+func applyDelta(out, base, ops []byte) ([]byte, error) {
+	if out == nil {
+		out = make([]byte, 0, len(base))
+	}
+	out = out[:0]
 	for len(ops) > 0 {
 		x, n := binary.Uvarint(ops)
 		if n <= 0 {
@@ -230,7 +235,7 @@ func rebuildDown(whole []byte, deltas [][]byte) ([]byte, error) {
 	out := whole
 	for i := len(deltas) - 1; i >= 0; i-- {
 		var err error
-		if out, err = applyDelta(out, deltas[i]); err != nil {
+		if out, err = applyDelta(nil, out, deltas[i]); err != nil {
 			return nil, err
 		}
 	}
@@ -243,12 +248,19 @@ type record struct {
 	raw     []byte
 }
 
-// rebuildAll calls fn with the whole encoding of every version in recs
-// (one medallion's records, ascending by version), lowest first, or with
-// the error that kept one from being rebuilt. Each run of deltas is
-// rebuilt downward from the whole version above it, so every delta is
-// applied once and at most one run is held in memory.
-func rebuildAll(recs []record, fn func(version int, whole []byte, err error) error) error {
+// rebuilder rebuilds the versions of medallions from their records,
+// reusing the memory of the versions it handed out before.
+type rebuilder struct {
+	spare [][]byte
+}
+
+// all calls fn with the whole encoding of every version in recs (one
+// medallion's records, ascending by version), lowest first, or with the
+// error that kept one from being rebuilt; whole is only valid until fn
+// returns. Each run of deltas is rebuilt downward from the whole version
+// above it, so every delta is applied once and at most one run is held
+// in memory.
+func (r *rebuilder) all(recs []record, fn func(version int, whole []byte, err error) error) error {
 	for i := 0; i < len(recs); {
 		j := i
 		for j < len(recs) && isDelta(recs[j].raw) {
@@ -272,13 +284,20 @@ func rebuildAll(recs []record, fn func(version int, whole []byte, err error) err
 			case k+1 >= len(recs) || recs[k+1].version != base:
 				err = fmt.Errorf("its base, version %d, is not stored", base)
 			default:
-				wholes[k-i], err = applyDelta(wholes[above], ops)
+				var buf []byte
+				if n := len(r.spare); n > 0 {
+					buf, r.spare = r.spare[n-1], r.spare[:n-1]
+				}
+				wholes[k-i], err = applyDelta(buf, wholes[above], ops)
 			}
 			errs[k-i] = err
 		}
 		for k := i; k <= j && k < len(recs); k++ {
 			if err := fn(recs[k].version, wholes[k-i], errs[k-i]); err != nil {
 				return err
+			}
+			if k < j && wholes[k-i] != nil {
+				r.spare = append(r.spare, wholes[k-i])
 			}
 		}
 		i = j + 1

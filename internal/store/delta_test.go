@@ -225,7 +225,7 @@ func TestDeltaRoundTrip(t *testing.T) {
 		base, baseEnds := next.MarshalBinaryUnits()
 		target, targetEnds := m.MarshalBinaryUnits()
 		d := makeDelta(7, base, baseEnds, target, targetEnds)
-		got, err := applyDelta(base, mustOps(t, d, 7))
+		got, err := applyDelta(nil, base, mustOps(t, d, 7))
 		if err != nil || !bytes.Equal(got, target) {
 			t.Fatalf("step %d: rebuilt %d bytes, want %d: %v", i, len(got), len(target), err)
 		}
@@ -236,7 +236,7 @@ func TestDeltaRoundTrip(t *testing.T) {
 	}
 	for _, bad := range [][]byte{{deltaFormat}, {deltaFormat, 0}, {deltaFormat, 1, 0x05}, {deltaFormat, 1, 0x08, 0x7f}} {
 		if base, ops, err := parseDelta(bad); err == nil {
-			if _, err := applyDelta([]byte("base"), ops); err == nil {
+			if _, err := applyDelta(nil, []byte("base"), ops); err == nil {
 				t.Errorf("%x (base %d) applied without an error", bad, base)
 			}
 		}

@@ -57,6 +57,7 @@ func Salvage(dir, scratch string, logger hclog.Logger, fn func(*medallion.Medall
 	}
 	res.FromLogs = n
 	keys := slices.Sorted(maps.Keys(found))
+	var r rebuilder
 	for len(keys) > 0 {
 		// The keys of one medallion's versions are adjacent.
 		prefix := keys[0][:len(keys[0])-8]
@@ -66,7 +67,7 @@ func Salvage(dir, scratch string, logger hclog.Logger, fn func(*medallion.Medall
 			recs = append(recs, record{version: int(binary.BigEndian.Uint64([]byte(k[len(prefix):]))), raw: found[k]})
 			keys = keys[1:]
 		}
-		err := rebuildAll(recs, func(version int, whole []byte, err error) error {
+		err := r.all(recs, func(version int, whole []byte, err error) error {
 			m := new(medallion.Medallion)
 			if err == nil {
 				err = decodeMedallion(whole, m)
