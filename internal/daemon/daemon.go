@@ -239,6 +239,12 @@ func Run(ctx context.Context, cfg *config.Config, logger hclog.Logger, opts ...O
 			err = errors.New("server stopped unexpectedly")
 		}
 		logger.Error("server failed", "error", err)
+		// What the server still runs (answer files being written, the
+		// rewarmer) ends before the deferred closes of the answers
+		// folder and the store.
+		shutdownCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), ShutdownTimeout)
+		defer cancel()
+		_ = srv.Shutdown(shutdownCtx)
 		return fmt.Errorf("serve: %w", err)
 	}
 

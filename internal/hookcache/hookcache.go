@@ -17,9 +17,10 @@
 //     derives them again from the file system (scope.Derive): a folder that
 //     became a repository, or a repository renamed, is asked for anew.
 //     Scopes from config rules are not kept at all.
-//   - It names the daemon's pid: a daemon that is gone answers nothing, and
-//     the hook takes the ordinary path (which starts a daemon that is
-//     down). A daemon clears the folder when it starts and removes it when
+//   - It names the daemon's pid and, on Linux, when that process started: a
+//     daemon that is gone (killed, its pid reused since) answers nothing,
+//     and the hook takes the ordinary path, which starts a daemon that is
+//     down. A daemon clears the folder when it starts and removes it when
 //     it stops.
 //   - The folder and each file must be the user's own, unreadable to
 //     others: anyone else's file would put words into the agent's context.
@@ -54,7 +55,10 @@ const magic = "medallion hook answer 1\n"
 // the daemon (Pid) rendered for the graph nodes Nodes. An empty Text says
 // the scope has no medallion yet.
 type Answer struct {
-	Pid    int
+	Pid int
+	// Start is when process Pid started (processStart); "" where that
+	// cannot be told.
+	Start  string
 	CWD    string
 	Budget int
 	Nodes  []string
@@ -76,6 +80,7 @@ func (a Answer) encode() []byte {
 	var b bytes.Buffer
 	b.WriteString(magic)
 	b.WriteString("pid " + strconv.Itoa(a.Pid) + "\n")
+	b.WriteString("start " + strconv.Quote(a.Start) + "\n")
 	b.WriteString("budget " + strconv.Itoa(a.Budget) + "\n")
 	b.WriteString("cwd " + strconv.Quote(a.CWD) + "\n")
 	b.WriteString("nodes")
@@ -109,6 +114,8 @@ func decode(b []byte) (Answer, error) {
 		switch key {
 		case "pid":
 			a.Pid, err = strconv.Atoi(value)
+		case "start":
+			a.Start, err = strconv.Unquote(value)
 		case "budget":
 			a.Budget, err = strconv.Atoi(value)
 		case "cwd":
@@ -123,7 +130,7 @@ func decode(b []byte) (Answer, error) {
 		}
 		seen++
 	}
-	if seen != 4 || a.Pid <= 0 {
+	if seen != 5 || a.Pid <= 0 {
 		return a, errFormat
 	}
 	return a, nil
@@ -164,7 +171,7 @@ func Keepable(cwd string, nodes []string) bool {
 // that hook: its own cwd and budget, the daemon that wrote it still
 // running, and the same nodes the file system gives cwd now.
 func (a Answer) valid(cwd string, budget int) bool {
-	return a.CWD == cwd && a.Budget == budget && running(a.Pid) && Keepable(cwd, a.Nodes)
+	return a.CWD == cwd && a.Budget == budget && running(a.Pid, a.Start) && Keepable(cwd, a.Nodes)
 }
 
 // path joins dir and a file name.

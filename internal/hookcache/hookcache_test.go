@@ -91,9 +91,14 @@ func TestReadRefuses(t *testing.T) {
 				t.Fatal(err)
 			}
 		}},
-		{"another cwd's answer under the same name", false, func(t *testing.T, _ *Writer, _, file string) {
+		{"its pid now another process's", false, func(t *testing.T, _ *Writer, _, file string) {
 			a := good
-			a.Pid, a.CWD = os.Getpid(), "/elsewhere"
+			a.Pid = 1 // init: alive, but not the daemon that wrote the file
+			write(t, file, a.encode())
+		}},
+		{"another cwd's answer under the same name", false, func(t *testing.T, w *Writer, _, file string) {
+			a := good
+			a.Pid, a.Start, a.CWD = w.pid, w.start, "/elsewhere"
 			write(t, file, a.encode())
 		}},
 		{"nodes of a config rule", false, func(t *testing.T, w *Writer, _, _ string) {
@@ -108,9 +113,9 @@ func TestReadRefuses(t *testing.T) {
 			b, _ := os.ReadFile(file)
 			write(t, file, b[:len(magic)+10])
 		}},
-		{"too large", false, func(t *testing.T, _ *Writer, _, file string) {
+		{"too large", false, func(t *testing.T, w *Writer, _, file string) {
 			a := good
-			a.Pid = os.Getpid()
+			a.Pid, a.Start = w.pid, w.start
 			a.Text = string(make([]byte, maxFile))
 			write(t, file, a.encode())
 		}},
@@ -236,5 +241,41 @@ func write(t *testing.T, p string, b []byte) {
 	t.Helper()
 	if err := os.WriteFile(p, b, 0o600); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestFailedRemovalIsNotRead: a file the daemon cannot remove (its folder
+// made read-only) is emptied, and a folder it cannot empty is opened to
+// others, which every hook refuses: no hook reads the answer a write
+// dropped. Root removes whatever the modes say, so it needs another user.
+func TestFailedRemovalIsNotRead(t *testing.T) {
+	if os.Getuid() == 0 {
+		t.Skip("root ignores the folder's mode")
+	}
+	w, dir := open(t)
+	cwd := repo(t, "muse")
+	name, err := w.Put(Answer{CWD: cwd, Budget: 1200, Nodes: []string{"repo:muse"}, Text: "old"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	chmod(t, dir, 0o500)
+	t.Cleanup(func() { os.Chmod(dir, 0o700) })
+	if err := w.Remove(name); err != nil {
+		t.Fatalf("Remove: %v (the file could be emptied)", err)
+	}
+	if got, ok := Read(dir, cwd, 1200); ok {
+		t.Errorf("a file the daemon could not remove is read: %q", got)
+	}
+
+	chmod(t, dir, 0o700)
+	if _, err = w.Put(Answer{CWD: cwd, Budget: 1200, Nodes: []string{"repo:muse"}, Text: "old"}); err != nil {
+		t.Fatal(err)
+	}
+	chmod(t, dir, 0o500)
+	if err := w.Close(); err == nil {
+		t.Fatal("Close emptied a read-only folder")
+	}
+	if got, ok := Read(dir, cwd, 1200); ok {
+		t.Errorf("after a failed Close the file is read: %q", got)
 	}
 }

@@ -60,18 +60,24 @@ func private(st *syscall.Stat_t, kind uint32) bool {
 	return uint32(st.Mode)&syscall.S_IFMT == kind && int(st.Uid) == os.Getuid() && st.Mode&0o077 == 0
 }
 
-// running reports whether a process pid exists (this user's: the file
-// was).
-func running(pid int) bool {
-	err := syscall.Kill(pid, 0)
-	return err == nil || errors.Is(err, syscall.EPERM)
+// running reports whether the daemon that wrote a file, process pid
+// started at start, still runs: a process of this user's with that pid
+// (one we may not signal is not our daemon) that started then (a pid is
+// reused once its process is gone; start is "" where that cannot be told).
+func running(pid int, start string) bool {
+	if syscall.Kill(pid, 0) != nil {
+		return false
+	}
+	now, _ := processStart(pid)
+	return now == start
 }
 
 // Writer keeps a daemon's answers in its folder. Its methods are not safe
 // for concurrent use: the server's load cache calls them under its lock.
 type Writer struct {
-	dir string
-	pid int
+	dir   string
+	pid   int
+	start string
 }
 
 // Open makes dir (owner-only) for the daemon of this process, after its
@@ -89,7 +95,11 @@ func Open(dir string) (*Writer, error) {
 			return nil, fmt.Errorf("hook answers: %s is not a folder of this user's alone", dir)
 		}
 	}
-	w := &Writer{dir: dir, pid: os.Getpid()}
+	start, ok := processStart(os.Getpid())
+	if !ok {
+		return nil, errors.New("hook answers: this process's start time cannot be read")
+	}
+	w := &Writer{dir: dir, pid: os.Getpid(), start: start}
 	if err := w.clear(); err != nil {
 		return nil, err
 	}
@@ -117,7 +127,7 @@ func (w *Writer) clear() error {
 // Put writes the answer for a.CWD at a.Budget (Pid is this process's) and
 // returns its file name. The file appears whole or not at all.
 func (w *Writer) Put(a Answer) (string, error) {
-	a.Pid = w.pid
+	a.Pid, a.Start = w.pid, w.start
 	a.Nodes = slices.Clone(a.Nodes)
 	name := Name(a.CWD, a.Budget)
 	tmp, err := os.CreateTemp(w.dir, "."+name+".*")
@@ -146,20 +156,29 @@ func (w *Writer) Has(name string) bool {
 }
 
 // Remove drops the answer file name (from Put). A file left behind would
-// serve a stale save file, so its caller hears of any failure (the server
-// then keeps no more files).
+// serve a stale save file: one that cannot be removed (a folder made
+// read-only) is emptied, which no hook reads, and when that fails too its
+// caller hears of it (the server then keeps no more files and closes the
+// Writer).
 func (w *Writer) Remove(name string) error {
-	err := os.Remove(path(w.dir, name))
+	p := path(w.dir, name)
+	err := os.Remove(p)
 	if err == nil || errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if os.Truncate(p, 0) == nil {
 		return nil
 	}
 	return fmt.Errorf("hook answer: %w", err)
 }
 
 // Close removes the folder and its files: with the daemon gone, no answer
-// is kept.
+// is kept. A folder it cannot empty is opened to others, which only its
+// owner can do and every hook then refuses (Read), so that no file left in
+// it is read; the next daemon closes and empties it again (Open).
 func (w *Writer) Close() error {
 	if err := w.clear(); err != nil {
+		_ = os.Chmod(w.dir, 0o701)
 		return err
 	}
 	if err := os.Remove(w.dir); err != nil && !errors.Is(err, os.ErrNotExist) {

@@ -58,7 +58,7 @@ func hookLoad(cwd string) string {
 func (e *env) loadSettled(t *testing.T, query string) api.LoadResponse {
 	t.Helper()
 	resp := e.load(t, query)
-	e.srv.loads.settle()
+	e.srv.loads.settle(false)
 	return resp
 }
 
@@ -184,8 +184,10 @@ func TestHookAnswerFilesUnderConcurrentWrites(t *testing.T) {
 		if m, err = e.store.Update(ctx, m); err != nil {
 			t.Fatal(err)
 		}
-		for range 20 {
-			time.Sleep(100 * time.Microsecond) // the readers keep it again
+		for j := range 20 {
+			if j > 0 {
+				time.Sleep(100 * time.Microsecond) // the readers keep it again
+			}
 			got, ok := hookcache.Read(dir, muse, 1200)
 			if ok && !strings.Contains(got, m.Summary.HighLevel+"\n") {
 				t.Fatalf("after round %d returned, the kept answer shows:\n%s", i, got)
@@ -244,5 +246,35 @@ func TestHookAnswerRewarmed(t *testing.T) {
 	}
 	if n := e.kept(); n != 1 {
 		t.Errorf("%d answers kept, want the hook's alone", n)
+	}
+}
+
+// TestHookAnswerNotReadAfterFailedRemoval: a write whose answer file
+// cannot be removed (the folder made read-only) still keeps every hook
+// from reading the answer it dropped. Root removes whatever the modes
+// say, so it needs another user.
+func TestHookAnswerNotReadAfterFailedRemoval(t *testing.T) {
+	if os.Getuid() == 0 {
+		t.Skip("root ignores the folder's mode")
+	}
+	setRewarm(t, time.Hour, time.Hour)
+	e, dir := startHook(t)
+	ctx := context.Background()
+	muse := gitRepo(t, "muse")
+	m, err := e.store.Create(ctx, sample("muse-state", "repo:muse"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.loadSettled(t, hookLoad(muse))
+	if err := os.Chmod(dir, 0o500); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.Chmod(dir, 0o700) })
+	m.Summary.HighLevel = "a newer state"
+	if _, err := e.store.Update(ctx, m); err != nil {
+		t.Fatal(err)
+	}
+	if got, ok := hookcache.Read(dir, muse, 1200); ok {
+		t.Errorf("after the write returned, a hook reads the answer it dropped:\n%s", got)
 	}
 }

@@ -61,7 +61,10 @@ type loadCache struct {
 	log     hclog.Logger
 	// keeps: files was set at the start (it may be nil since).
 	keeps bool
-	// keeping counts the keepFileLater goroutines running.
+	// keeping counts the keepFileLater goroutines running; once settled
+	// (under keepMu), none starts.
+	keepMu  sync.Mutex
+	settled bool
 	keeping sync.WaitGroup
 }
 
@@ -145,28 +148,44 @@ func (c *loadCache) put(key string, scope medallion.Scope, body []byte, text str
 
 // keepFileLater is keepFile on its own goroutine: the hook that asked
 // gets its answer without waiting for the file (a few system calls, and
-// a scope derived from the file system). settle waits for them.
+// a scope derived from the file system, which is done before the lock:
+// a folder on a mount that hangs must not hold up the store's writes,
+// which take the lock in written). settle waits for them.
 func (c *loadCache) keepFileLater(key string, writes uint64, cwd string, budget int, nodes []string) {
 	if c == nil || !c.keeps {
 		return
 	}
-	c.keeping.Go(func() { c.keepFile(key, writes, cwd, budget, nodes) })
-}
-
-// settle waits for the keepFileLater goroutines started so far.
-func (c *loadCache) settle() {
-	if c != nil {
-		c.keeping.Wait()
+	c.keepMu.Lock()
+	defer c.keepMu.Unlock()
+	if c.settled {
+		return
 	}
+	c.keeping.Go(func() {
+		if hookcache.Keepable(cwd, nodes) {
+			c.keepFile(key, writes, cwd, budget, nodes)
+		}
+	})
 }
 
-// keepFile writes the answer kept for key as the hook's file for cwd at
-// budget, resolved to nodes, unless it is there already. Only the answer
-// get's writes came with: none was written since and it is still kept.
-func (c *loadCache) keepFile(key string, writes uint64, cwd string, budget int, nodes []string) {
+// settle waits for the keepFileLater goroutines started so far; final,
+// as the server shuts down, it also starts no more.
+func (c *loadCache) settle(final bool) {
 	if c == nil {
 		return
 	}
+	if final {
+		c.keepMu.Lock()
+		c.settled = true
+		c.keepMu.Unlock()
+	}
+	c.keeping.Wait()
+}
+
+// keepFile writes the answer kept for key as the hook's file for cwd at
+// budget, resolved to nodes (hookcache.Keepable), unless it is there
+// already. Only the answer get's writes came with: none was written since
+// and it is still kept.
+func (c *loadCache) keepFile(key string, writes uint64, cwd string, budget int, nodes []string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	e := c.entries[key]
@@ -178,7 +197,7 @@ func (c *loadCache) keepFile(key string, writes uint64, cwd string, budget int, 
 	if owned && c.files.Has(name) {
 		return // kept already: a load by hand, or a hook that could not use it
 	}
-	if !owned && len(e.files) >= maxHookFiles || !hookcache.Keepable(cwd, nodes) {
+	if !owned && len(e.files) >= maxHookFiles {
 		return
 	}
 	if _, err := c.files.Put(hookcache.Answer{CWD: cwd, Budget: budget, Nodes: nodes, Text: e.text}); err != nil {

@@ -32,15 +32,18 @@ type rewarmer struct {
 	mu      sync.Mutex
 	pending map[hookFile]struct{}
 	kick    chan struct{} // one waiting signal: something is pending
-	stop    chan struct{}
-	done    chan struct{}
+	// ctx ends when the server stops (stop), and with it a rendering.
+	ctx  context.Context
+	stop context.CancelFunc
+	done chan struct{}
 }
 
 func newRewarmer(render func(ctx context.Context, f hookFile)) *rewarmer {
 	r := &rewarmer{
 		render: render, pending: make(map[hookFile]struct{}),
-		kick: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{}),
+		kick: make(chan struct{}, 1), done: make(chan struct{}),
 	}
+	r.ctx, r.stop = context.WithCancel(context.Background())
 	go r.run()
 	return r
 }
@@ -64,7 +67,7 @@ func (r *rewarmer) run() {
 	defer close(r.done)
 	for {
 		select {
-		case <-r.stop:
+		case <-r.ctx.Done():
 			return
 		case <-r.kick:
 		}
@@ -76,11 +79,23 @@ func (r *rewarmer) run() {
 		r.pending = make(map[hookFile]struct{})
 		r.mu.Unlock()
 		for f := range todo {
-			ctx, cancel := context.WithTimeout(context.Background(), rewarmTimeout)
-			r.render(ctx, f)
-			cancel()
+			if !r.renderOne(f) {
+				return
+			}
 		}
 	}
+}
+
+// renderOne renders f, cut short when the server stops; false once it
+// has stopped.
+func (r *rewarmer) renderOne(f hookFile) bool {
+	if r.ctx.Err() != nil {
+		return false
+	}
+	ctx, cancel := context.WithTimeout(r.ctx, rewarmTimeout)
+	defer cancel()
+	r.render(ctx, f)
+	return true
 }
 
 // waitQuiet waits until rewarmQuiet passes without an add, or rewarmMax
@@ -91,7 +106,7 @@ func (r *rewarmer) waitQuiet() bool {
 	defer t.Stop()
 	for {
 		select {
-		case <-r.stop:
+		case <-r.ctx.Done():
 			return false
 		case <-r.kick:
 			if left := time.Until(deadline); left > 0 {
@@ -103,9 +118,10 @@ func (r *rewarmer) waitQuiet() bool {
 	}
 }
 
-// close stops the rewarmer and waits for a rendering in progress.
+// close stops the rewarmer, cutting a rendering in progress short, and
+// waits for it.
 func (r *rewarmer) close() {
-	close(r.stop)
+	r.stop()
 	<-r.done
 }
 

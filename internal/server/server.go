@@ -217,7 +217,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	}
 	// The answer files being written go before the daemon removes their
 	// folder.
-	defer s.loads.settle()
+	defer s.loads.settle(true)
 	if err := s.http.Shutdown(ctx); err != nil {
 		_ = s.http.Close()
 		return fmt.Errorf("shut down local API: %w", err)
