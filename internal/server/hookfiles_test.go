@@ -17,6 +17,7 @@ import (
 
 	"github.com/medallionhq/medallion/internal/api"
 	"github.com/medallionhq/medallion/internal/hookcache"
+	"github.com/medallionhq/medallion/internal/medallion"
 	"github.com/medallionhq/medallion/internal/scope"
 	"github.com/medallionhq/medallion/internal/store"
 )
@@ -37,6 +38,19 @@ func startHook(t *testing.T) (*env, string) {
 		c.Import = st.Import
 	})
 	return e, dir
+}
+
+// startMuse is startHook with a working tree named muse and the
+// medallion of repo:muse.
+func startMuse(t *testing.T) (e *env, dir, muse string, m *medallion.Medallion) {
+	t.Helper()
+	e, dir = startHook(t)
+	muse = gitRepo(t, "muse")
+	m, err := e.store.Create(context.Background(), sample("muse-state", "repo:muse"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return e, dir, muse, m
 }
 
 // gitRepo makes a working tree named name.
@@ -156,13 +170,9 @@ func TestHookAnswerFiles(t *testing.T) {
 // kept answer is either gone or shows it.
 func TestHookAnswerFilesUnderConcurrentWrites(t *testing.T) {
 	setRewarm(t, time.Millisecond, 10*time.Millisecond) // racing the readers
-	e, dir := startHook(t)
+	e, dir, muse, m := startMuse(t)
 	ctx := context.Background()
-	muse := gitRepo(t, "muse")
-	m, err := e.store.Create(ctx, sample("muse-state", "repo:muse"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	var err error
 	var stop atomic.Bool
 	var wg sync.WaitGroup
 	defer func() { stop.Store(true); wg.Wait() }() // also on Fatal
@@ -215,13 +225,9 @@ func setRewarm(t *testing.T, quiet, most time.Duration) {
 // hook reads its file; a burst of writes renders them once.
 func TestHookAnswerRewarmed(t *testing.T) {
 	setRewarm(t, 500*time.Millisecond, time.Hour)
-	e, dir := startHook(t)
+	e, dir, muse, m := startMuse(t)
 	ctx := context.Background()
-	muse := gitRepo(t, "muse")
-	m, err := e.store.Create(ctx, sample("muse-state", "repo:muse"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	var err error
 	e.loadSettled(t, hookLoad(muse))
 	e.load(t, "node=repo:muse") // no file: not rendered again
 	for i := range 5 {
@@ -258,13 +264,8 @@ func TestHookAnswerNotReadAfterFailedRemoval(t *testing.T) {
 		t.Skip("root ignores the folder's mode")
 	}
 	setRewarm(t, time.Hour, time.Hour)
-	e, dir := startHook(t)
+	e, dir, muse, m := startMuse(t)
 	ctx := context.Background()
-	muse := gitRepo(t, "muse")
-	m, err := e.store.Create(ctx, sample("muse-state", "repo:muse"))
-	if err != nil {
-		t.Fatal(err)
-	}
 	e.loadSettled(t, hookLoad(muse))
 	if err := os.Chmod(dir, 0o500); err != nil {
 		t.Fatal(err)
