@@ -100,22 +100,41 @@ func (s *Server) loadQuery(r *http.Request) (loadParams, error) {
 }
 
 // loadAnswer is the answer to the load p: kept, or rendered (and kept).
+// The hook's loads also leave their answer in a file (forHook).
 func (s *Server) loadAnswer(ctx context.Context, p loadParams) (any, error) {
 	key := loadKey(p.scope, p.limit, p.budget, p.format)
-	cached, writes := s.loads.get(key)
-	if cached != nil {
-		if p.forHook() {
-			s.loads.keepFileLater(key, writes, p.cwd, p.budget, p.scope.GraphNodes)
+	body, writes := s.loads.get(key)
+	if body == nil {
+		resp, text, err := s.renderLoad(ctx, p)
+		if err != nil {
+			return nil, err
 		}
-		return encodedJSON(cached), nil
+		if s.loads == nil {
+			return resp, nil
+		}
+		var b bytes.Buffer
+		if err := jsonEncode(&b, resp); err != nil {
+			return nil, err
+		}
+		body = b.Bytes()
+		s.loads.put(key, p.scope, body, text, writes)
 	}
+	if p.forHook() {
+		s.loads.keepFileLater(key, writes, p.cwd, p.budget, p.scope.GraphNodes)
+	}
+	return encodedJSON(body), nil
+}
+
+// renderLoad renders the load p from the store, and the text the hook
+// adds for it: none for a scope without medallions.
+func (s *Server) renderLoad(ctx context.Context, p loadParams) (resp api.LoadResponse, hookText string, err error) {
 	var ms []*medallion.Medallion
 	if len(p.scope.GraphNodes) > 0 || len(p.scope.Tags) > 0 {
 		// Stale and superseded medallions are not the current state; ask
 		// for more than limit so that skipping them still fills it.
 		all, err := s.cfg.Store.LatestForScope(ctx, p.scope, min(p.limit*4, maxListLimit))
 		if err != nil {
-			return nil, err
+			return resp, "", err
 		}
 		for _, m := range all {
 			if m.Meta.Status == medallion.StatusActive && len(ms) < p.limit {
@@ -124,7 +143,7 @@ func (s *Server) loadAnswer(ctx context.Context, p loadParams) (any, error) {
 		}
 	}
 	res := render.Load(ms, render.Options{Budget: p.budget, Format: p.format, Review: s.cfg.ReviewMode})
-	resp := api.LoadResponse{
+	resp = api.LoadResponse{
 		Text: res.Text, Tokens: res.Tokens, Budget: p.budget,
 		Scope:      append(append([]string{}, p.scope.GraphNodes...), p.scope.Tags...),
 		Medallions: make([]string, len(ms)),
@@ -136,22 +155,10 @@ func (s *Server) loadAnswer(ctx context.Context, p loadParams) (any, error) {
 	if resp.Cut == nil {
 		resp.Cut = []string{}
 	}
-	if s.loads == nil {
-		return resp, nil
-	}
-	var body bytes.Buffer
-	if err := jsonEncode(&body, resp); err != nil {
-		return nil, err
-	}
-	text := "" // the hook adds nothing for a scope without medallions
 	if len(ms) > 0 {
-		text = resp.Text
+		hookText = resp.Text
 	}
-	s.loads.put(key, p.scope, body.Bytes(), text, writes)
-	if p.forHook() {
-		s.loads.keepFileLater(key, writes, p.cwd, p.budget, p.scope.GraphNodes)
-	}
-	return encodedJSON(body.Bytes()), nil
+	return resp, hookText, nil
 }
 
 // intParam reads an optional whole-number parameter from 1 to hi.
