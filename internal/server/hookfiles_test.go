@@ -63,7 +63,7 @@ func gitRepo(t *testing.T, name string) string {
 	return dir
 }
 
-func hookLoad(cwd string) string {
+func hookQuery(cwd string) string {
 	return "cwd=" + url.QueryEscape(cwd) + "&budget=1200"
 }
 
@@ -102,13 +102,13 @@ func TestHookAnswerFiles(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	for _, q := range []string{"node=repo:muse", hookLoad(muse) + "&format=json", hookLoad(muse) + "&limit=1"} {
+	for _, q := range []string{"node=repo:muse", hookQuery(muse) + "&format=json", hookQuery(muse) + "&limit=1"} {
 		e.loadSettled(t, q)
 	}
 	if n := files(t, dir); n != 0 {
 		t.Fatalf("loads the hook does not make left %d files", n)
 	}
-	resp := e.loadSettled(t, hookLoad(muse))
+	resp := e.loadSettled(t, hookQuery(muse))
 	if got, ok := hookcache.Read(dir, muse, 1200); !ok || got != resp.Text {
 		t.Fatalf("kept answer %q, %v; want the load's text:\n%s", got, ok, resp.Text)
 	}
@@ -116,7 +116,7 @@ func TestHookAnswerFiles(t *testing.T) {
 	if err := os.Remove(filepath.Join(dir, hookcache.Name(muse, 1200))); err != nil {
 		t.Fatal(err)
 	}
-	e.loadSettled(t, hookLoad(muse))
+	e.loadSettled(t, hookQuery(muse))
 	if _, ok := hookcache.Read(dir, muse, 1200); !ok {
 		t.Fatal("a removed answer file was not kept again")
 	}
@@ -124,8 +124,8 @@ func TestHookAnswerFiles(t *testing.T) {
 	if err := os.Mkdir(sub, 0o700); err != nil {
 		t.Fatal(err)
 	}
-	e.loadSettled(t, hookLoad(sub)) // the same answer, a second file
-	e.loadSettled(t, hookLoad(other))
+	e.loadSettled(t, hookQuery(sub)) // the same answer, a second file
+	e.loadSettled(t, hookQuery(other))
 	if n := files(t, dir); n != 3 {
 		t.Fatalf("%d files, want 3", n)
 	}
@@ -150,14 +150,14 @@ func TestHookAnswerFiles(t *testing.T) {
 			t.Errorf("%s: the answer outlived a write to its scope: %q", cwd, got)
 		}
 	}
-	e.loadSettled(t, hookLoad(muse))
+	e.loadSettled(t, hookQuery(muse))
 	if got, ok := hookcache.Read(dir, muse, 1200); !ok || !strings.Contains(got, "now with answer files") {
 		t.Errorf("after the write, the kept answer is %q, %v", got, ok)
 	}
 
 	// A repository without medallions: kept too, as "nothing to add".
 	empty := gitRepo(t, "empty")
-	if resp := e.loadSettled(t, hookLoad(empty)); len(resp.Medallions) != 0 {
+	if resp := e.loadSettled(t, hookQuery(empty)); len(resp.Medallions) != 0 {
 		t.Fatalf("load of an empty scope: %+v", resp)
 	}
 	if got, ok := hookcache.Read(dir, empty, 1200); !ok || got != "" {
@@ -181,7 +181,7 @@ func TestHookAnswerFilesUnderConcurrentWrites(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			for !stop.Load() {
-				if res := e.do(t, "GET", "/v1/load?"+hookLoad(muse), nil, nil); res.status != http.StatusOK {
+				if res := e.do(t, "GET", "/v1/load?"+hookQuery(muse), nil, nil); res.status != http.StatusOK {
 					t.Errorf("load: %d %s", res.status, res.body)
 					return
 				}
@@ -228,7 +228,7 @@ func TestHookAnswerRewarmed(t *testing.T) {
 	e, dir, muse, m := startMuse(t)
 	ctx := context.Background()
 	var err error
-	e.loadSettled(t, hookLoad(muse))
+	e.loadSettled(t, hookQuery(muse))
 	e.load(t, "node=repo:muse") // no file: not rendered again
 	for i := range 5 {
 		m.Summary.HighLevel = fmt.Sprintf("checkpoint %d", i)
@@ -266,7 +266,7 @@ func TestHookAnswerNotReadAfterFailedRemoval(t *testing.T) {
 	setRewarm(t, time.Hour, time.Hour)
 	e, dir, muse, m := startMuse(t)
 	ctx := context.Background()
-	e.loadSettled(t, hookLoad(muse))
+	e.loadSettled(t, hookQuery(muse))
 	if err := os.Chmod(dir, 0o500); err != nil {
 		t.Fatal(err)
 	}

@@ -57,7 +57,7 @@ type loadCache struct {
 	owner map[string]*loadEntry // the entry each file copies, by name
 	// dropped hears of the files a write removed (c.mu is held: it must
 	// not block), to render them again (rewarm.go); nil: nobody.
-	dropped func([]hookFile)
+	dropped func([]hookLoad)
 	log     hclog.Logger
 	// keeps: files was set at the start (it may be nil since).
 	keeps bool
@@ -78,11 +78,17 @@ type loadEntry struct {
 	files []hookFile
 }
 
-// hookFile is an answer file: its name and the load it answers.
-type hookFile struct {
-	name   string
+// hookLoad is a load as the SessionStart hook makes it: a cwd, at a
+// budget (the default limit, markdown).
+type hookLoad struct {
 	cwd    string
 	budget int
+}
+
+// hookFile is an answer file: its name and the load it answers.
+type hookFile struct {
+	name string
+	hookLoad
 }
 
 func newLoadCache(files *hookcache.Writer, log hclog.Logger) *loadCache {
@@ -210,7 +216,7 @@ func (c *loadCache) keepFile(key string, writes uint64, cwd string, budget int, 
 			prev.files = slices.DeleteFunc(prev.files, func(f hookFile) bool { return f.name == name })
 		}
 		c.owner[name] = e
-		e.files = append(e.files, hookFile{name: name, cwd: cwd, budget: budget})
+		e.files = append(e.files, hookFile{name, hookLoad{cwd, budget}})
 	}
 }
 
@@ -236,7 +242,11 @@ func (c *loadCache) drop(e *loadEntry, written bool) {
 		}
 	}
 	if written && c.files != nil && c.dropped != nil {
-		c.dropped(e.files)
+		loads := make([]hookLoad, len(e.files))
+		for i, f := range e.files {
+			loads[i] = f.hookLoad
+		}
+		c.dropped(loads)
 	}
 	e.files = nil
 }

@@ -27,10 +27,10 @@ const rewarmTimeout = 10 * time.Second
 
 // rewarmer renders the dropped answers again, on its own goroutine.
 type rewarmer struct {
-	render func(ctx context.Context, f hookFile)
+	render func(ctx context.Context, l hookLoad)
 
 	mu      sync.Mutex
-	pending map[hookFile]struct{}
+	pending map[hookLoad]struct{}
 	kick    chan struct{} // one waiting signal: something is pending
 	// ctx ends when the server stops (stop), and with it a rendering.
 	ctx  context.Context
@@ -38,9 +38,9 @@ type rewarmer struct {
 	done chan struct{}
 }
 
-func newRewarmer(render func(ctx context.Context, f hookFile)) *rewarmer {
+func newRewarmer(render func(ctx context.Context, l hookLoad)) *rewarmer {
 	r := &rewarmer{
-		render: render, pending: make(map[hookFile]struct{}),
+		render: render, pending: make(map[hookLoad]struct{}),
 		kick: make(chan struct{}, 1), done: make(chan struct{}),
 	}
 	r.ctx, r.stop = context.WithCancel(context.Background())
@@ -48,13 +48,12 @@ func newRewarmer(render func(ctx context.Context, f hookFile)) *rewarmer {
 	return r
 }
 
-// add queues files to be rendered again. It never blocks: the load
+// add queues loads to be rendered again. It never blocks: the load
 // cache calls it under its lock, from a store write.
-func (r *rewarmer) add(files []hookFile) {
+func (r *rewarmer) add(loads []hookLoad) {
 	r.mu.Lock()
-	for _, f := range files {
-		f.name = "" // the load is what counts
-		r.pending[f] = struct{}{}
+	for _, l := range loads {
+		r.pending[l] = struct{}{}
 	}
 	r.mu.Unlock()
 	select {
@@ -76,25 +75,25 @@ func (r *rewarmer) run() {
 		}
 		r.mu.Lock()
 		todo := r.pending
-		r.pending = make(map[hookFile]struct{})
+		r.pending = make(map[hookLoad]struct{})
 		r.mu.Unlock()
-		for f := range todo {
-			if !r.renderOne(f) {
+		for l := range todo {
+			if !r.renderOne(l) {
 				return
 			}
 		}
 	}
 }
 
-// renderOne renders f, cut short when the server stops; false once it
+// renderOne renders l, cut short when the server stops; false once it
 // has stopped.
-func (r *rewarmer) renderOne(f hookFile) bool {
+func (r *rewarmer) renderOne(l hookLoad) bool {
 	if r.ctx.Err() != nil {
 		return false
 	}
 	ctx, cancel := context.WithTimeout(r.ctx, rewarmTimeout)
 	defer cancel()
-	r.render(ctx, f)
+	r.render(ctx, l)
 	return true
 }
 
@@ -125,13 +124,13 @@ func (r *rewarmer) close() {
 	<-r.done
 }
 
-// rewarm renders the hook's load f again, which keeps its answer and file
+// rewarm renders the hook's load l again, which keeps its answer and file
 // (loadAnswer); the cwd is resolved anew, as the hook's load would be.
-func (s *Server) rewarm(ctx context.Context, f hookFile) {
-	p := loadParams{cwd: f.cwd, limit: api.DefaultLoadLimit, budget: f.budget, format: render.FormatMarkdown}
-	p.scope.GraphNodes = s.cfg.ScopeForCWD(f.cwd)
+func (s *Server) rewarm(ctx context.Context, l hookLoad) {
+	p := loadParams{cwd: l.cwd, limit: api.DefaultLoadLimit, budget: l.budget, format: render.FormatMarkdown}
+	p.scope.GraphNodes = s.cfg.ScopeForCWD(l.cwd)
 	if _, err := s.loadAnswer(ctx, p); err != nil {
-		s.log.Warn("hook answer not rendered again after a write; the next hook asks", "cwd", f.cwd, "error", err)
+		s.log.Warn("hook answer not rendered again after a write; the next hook asks", "cwd", l.cwd, "error", err)
 	}
 }
 
@@ -145,9 +144,9 @@ func (s *Server) KeepHookAnswers(cwds []string) {
 	if s.rewarms == nil || len(cwds) == 0 {
 		return
 	}
-	files := make([]hookFile, len(cwds))
+	loads := make([]hookLoad, len(cwds))
 	for i, cwd := range cwds {
-		files[i] = hookFile{cwd: cwd, budget: render.DefaultBudget}
+		loads[i] = hookLoad{cwd, render.DefaultBudget}
 	}
-	s.rewarms.add(files)
+	s.rewarms.add(loads)
 }
