@@ -6,6 +6,9 @@ import (
 	"syscall"
 	"testing"
 	"time"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/medallionhq/medallion/internal/resident"
 	"github.com/medallionhq/medallion/internal/resident/residenttest"
@@ -60,4 +63,90 @@ func TestPageOut(t *testing.T) {
 			t.Fatalf("byte %d reads %d after PageOut", i, m[i])
 		}
 	}
+}
+
+// TestRelease: the pages of a stable file's shared map leave the resident
+// set but stay in the page cache, and what was written through the map is
+// kept; a file that is not stable is paged out as by PageOut.
+func TestRelease(t *testing.T) {
+	dir := t.TempDir()
+	const size = 4 << 20
+	// Each file is written through its map, as Badger writes its files,
+	// and half of it synced: PAGEOUT drops such clean pages from the page
+	// cache at once (pages written with write(2) it may leave there).
+	mapFile := func(name string) []byte {
+		t.Helper()
+		f, err := os.OpenFile(filepath.Join(dir, name), os.O_RDWR|os.O_CREATE, 0o600)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		if err := f.Truncate(size); err != nil {
+			t.Fatal(err)
+		}
+		m, err := syscall.Mmap(int(f.Fd()), 0, size, syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_SHARED)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = syscall.Munmap(m) })
+		for i := 0; i < size; i += 4096 {
+			m[i] = byte(i/4096) | 1
+		}
+		if _, _, errno := unix.Syscall(unix.SYS_MSYNC, uintptr(unsafe.Pointer(&m[0])), size/2, unix.MS_SYNC); errno != 0 {
+			t.Fatal(errno)
+		}
+		return m
+	}
+	stable, other := mapFile("t.sst"), mapFile("t.mem")
+	named := func(name string) func([]string) bool {
+		path := filepath.Join(dir, name)
+		return func(fields []string) bool { return len(fields) >= 6 && fields[5] == path }
+	}
+	stableBefore, otherBefore := residenttest.KB(t, named("t.sst")), residenttest.KB(t, named("t.mem"))
+	if stableBefore < 2<<10 || otherBefore < 2<<10 {
+		t.Fatalf("only %d and %d kB of the maps resident after writing 4 MiB each", stableBefore, otherBefore)
+	}
+	isStable := func(path []byte) bool { return filepath.Ext(string(path)) == ".sst" }
+	stableAfter, otherAfter := stableBefore, otherBefore
+	for try := 0; try < 20 && (stableAfter > 0 || otherAfter > otherBefore/4); try++ {
+		resident.Release(dir, isStable)
+		time.Sleep(20 * time.Millisecond)
+		stableAfter, otherAfter = residenttest.KB(t, named("t.sst")), residenttest.KB(t, named("t.mem"))
+	}
+	t.Logf("stable map resident: %d kB → %d kB; the other: %d kB → %d kB", stableBefore, stableAfter, otherBefore, otherAfter)
+	if stableAfter != 0 {
+		t.Errorf("stable map resident after Release: %d kB of %d kB", stableAfter, stableBefore)
+	}
+	if otherAfter > otherBefore/4 {
+		t.Errorf("other map resident after Release: %d kB of %d kB", otherAfter, otherBefore)
+	}
+	// The synced half of each file: in the page cache for the stable file
+	// (DONTNEED), out of it for the other (PAGEOUT).
+	if n := cachedPages(t, stable[:size/2]); n < size/2/4096*3/4 {
+		t.Errorf("%d of the stable file's %d synced pages in the page cache after Release", n, size/2/4096)
+	}
+	if n := cachedPages(t, other[:size/2]); n > size/2/4096/4 {
+		t.Errorf("%d of the other file's %d synced pages still in the page cache after Release", n, size/2/4096)
+	}
+	for _, m := range [][]byte{stable, other} {
+		for i := 0; i < size; i += 4096 {
+			if m[i] != byte(i/4096)|1 {
+				t.Fatalf("byte %d reads %d after Release", i, m[i])
+			}
+		}
+	}
+}
+
+// cachedPages counts the pages of m in the page cache (mincore).
+func cachedPages(t *testing.T, m []byte) int {
+	t.Helper()
+	v := make([]byte, (len(m)+4095)/4096)
+	if _, _, errno := unix.Syscall(unix.SYS_MINCORE, uintptr(unsafe.Pointer(&m[0])), uintptr(len(m)), uintptr(unsafe.Pointer(&v[0]))); errno != 0 {
+		t.Fatal(errno)
+	}
+	n := 0
+	for _, c := range v {
+		n += int(c & 1)
+	}
+	return n
 }

@@ -30,6 +30,33 @@ func PageOut(dir string) {
 	})
 }
 
+// Release takes the pages of every mapping of a file under dir out of the
+// process's resident set, like PageOut, but keeps those of the files that
+// stable names in the page cache: it drops them from the process's page
+// tables with madvise(MADV_DONTNEED), so the next read faults them back
+// from memory instead of the disk. The rest are paged out.
+//
+// The caller must make sure that no mapping of a stable file is unmapped
+// or moved until Release returns (the store holds off every call while it
+// runs): a range freed between our reading /proc/self/maps and the
+// madvise call could by then hold Go heap, which DONTNEED would zero.
+// DONTNEED keeps what a shared file mapping held, written pages included
+// (they stay dirty in the page cache); a private mapping of a stable file
+// would lose its written pages, so only shared ones are dropped.
+func Release(dir string, stable func(path []byte) bool) {
+	prefix := []byte(dir + "/")
+	eachMapping(func(m mapping) {
+		if !bytes.HasPrefix(m.path, prefix) {
+			return
+		}
+		if stable(m.path) && len(m.perms) >= 4 && m.perms[3] == 's' {
+			madvise(m, unix.MADV_DONTNEED)
+			return
+		}
+		madvise(m, unix.MADV_PAGEOUT)
+	})
+}
+
 // DropExecutable takes the pages of the running binary's read-only
 // mappings (its code and read-only data, about 18 MB of an idle daemon's
 // resident set) out of the process's page tables with

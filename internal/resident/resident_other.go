@@ -8,6 +8,9 @@ package resident
 // PageOut does nothing here.
 func PageOut(dir string) {}
 
+// Release does nothing here.
+func Release(dir string, stable func(path []byte) bool) {}
+
 // DropExecutable does nothing here.
 func DropExecutable() {}
 

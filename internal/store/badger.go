@@ -291,7 +291,7 @@ func Open(dir string, opts Options) (*Badger, error) {
 	}
 	// The pass reads every table and value through Badger's maps: hand
 	// those pages back after it, as after writing (compact.go).
-	b.every(verifyInterval, b.verifyDone, func() { b.checkDamage(); b.trimMapped(0) }, first)
+	b.every(verifyInterval, b.verifyDone, func() { b.checkDamage(); b.handBack() }, first)
 	return b, nil
 }
 

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"bytes"
 	"context"
 	"time"
 
@@ -77,12 +78,11 @@ func (b *Badger) compactLoop() {
 			return
 		case <-check.C:
 			n := b.calls.Load()
-			if n == seen && n != released && b.noCallRunning() {
-				// No call since the last check, a whole mappedCheck ago:
-				// the store is idle. Hand everything back, once per
-				// stretch of idleness.
+			if n == seen && n != released && b.release() {
+				// No call since the last check, a whole mappedCheck ago,
+				// and none running: the store is idle. Everything was
+				// handed back, once per stretch of idleness.
 				released = n
-				b.trimMapped(0)
 				if b.onIdle != nil {
 					b.onIdle()
 				}
@@ -127,7 +127,7 @@ func (b *Badger) compactLoop() {
 		wait()
 		b.compact()
 		b.sync()
-		b.trimMapped(0)
+		b.handBack()
 		if b.onQuiet != nil {
 			b.onQuiet()
 		}
@@ -174,14 +174,40 @@ func (b *Badger) sync() {
 	}
 }
 
-// noCallRunning reports whether no store call is in flight at this moment
-// (a long one, such as an export, began before the last check).
-func (b *Badger) noCallRunning() bool {
+// release hands every mapped page of the store back to the OS when no
+// store call is in flight, and reports whether it did. It holds off every
+// call while it runs (a few milliseconds at a million medallions), which
+// is what lets it keep the pages of the tables and value logs in the page
+// cache (resident.Release): only a call, a compaction or the value-log
+// collector unmaps or moves one of their maps, and all of them hold the
+// read lock. The next reads after a quiet moment then fault their pages
+// back from memory, not from the disk. The memtable logs, which Badger's
+// flush unmaps on a goroutine of its own, are paged out.
+func (b *Badger) release() bool {
 	if !b.mu.TryLock() {
 		return false
 	}
-	b.mu.Unlock()
+	defer b.mu.Unlock()
+	if !b.closed {
+		resident.Release(b.mappedDir, stableMapping)
+	}
 	return true
+}
+
+// stableMapping names the store's files whose maps only a store call
+// unmaps (see release): tables and value logs. A file that was removed
+// while still mapped shows in /proc/self/maps as "… (deleted)" and is
+// not one of them.
+func stableMapping(path []byte) bool {
+	return bytes.HasSuffix(path, []byte(".sst")) || bytes.HasSuffix(path, []byte(".vlog"))
+}
+
+// handBack hands the store's mapped pages back: all of them, kept in the
+// page cache where it can (release), or paged out while a call runs.
+func (b *Badger) handBack() {
+	if !b.release() {
+		b.trimMapped(0)
+	}
 }
 
 // trimMapped hands the store's mapped pages back to the OS
@@ -201,7 +227,7 @@ func (b *Badger) trimMapped(budget int64) {
 // PageOut hands the store's mapped pages back now, for a caller that has
 // just read much of it (the daemon's automatic export) and would otherwise
 // leave them resident until the store's next idle check, up to a minute.
-func (b *Badger) PageOut() { b.trimMapped(0) }
+func (b *Badger) PageOut() { b.handBack() }
 
 // LastWrite is when the store was last written to since it opened (the
 // zero time if never): the daemon puts its automatic export off while

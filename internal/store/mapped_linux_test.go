@@ -65,3 +65,67 @@ func testTrimMapped(t *testing.T, symlinked bool) {
 		t.Errorf("store maps resident after trimMapped: %d kB of %d kB", after, before)
 	}
 }
+
+// TestReleaseOnlyWithNoCall: release keeps the tables' and value logs'
+// pages in the page cache with DONTNEED, which is safe only while nothing
+// can unmap them, so it does nothing while a store call is in flight (a
+// compaction, the collector and every read and write hold the read lock),
+// and handBack then pages out instead. With no call it drops every mapped
+// page of the store from the resident set.
+func TestReleaseOnlyWithNoCall(t *testing.T) {
+	dir := t.TempDir()
+	b, err := Open(dir, Options{GCInterval: -1, SpaceInterval: -1, VerifyInterval: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	time.Sleep(compactQuiet + 500*time.Millisecond)
+	val := make([]byte, 64<<10)
+	for i := range 256 {
+		if err := b.db.Update(func(txn *badger.Txn) error {
+			return txn.Set([]byte("v/"+strconv.Itoa(i)), val)
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := b.begin(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if b.release() {
+		t.Error("release ran while a call was in flight")
+	}
+	b.mu.RUnlock()
+	before := residenttest.KB(t, residenttest.Under(dir))
+	if before < 8<<10 {
+		t.Fatalf("only %d kB of the store's maps resident after writing 16 MiB", before)
+	}
+	b.sync()
+	after := before
+	for try := 0; try < 20 && after > before/4; try++ {
+		if !b.release() {
+			t.Fatal("release refused with no call in flight")
+		}
+		time.Sleep(50 * time.Millisecond)
+		after = residenttest.KB(t, residenttest.Under(dir))
+	}
+	t.Logf("store maps resident: %d kB → %d kB", before, after)
+	if after > before/4 {
+		t.Errorf("store maps resident after release: %d kB of %d kB", after, before)
+	}
+	for i := range 256 {
+		if err := b.db.View(func(txn *badger.Txn) error {
+			item, err := txn.Get([]byte("v/" + strconv.Itoa(i)))
+			if err != nil {
+				return err
+			}
+			return item.Value(func(v []byte) error {
+				if len(v) != len(val) {
+					t.Fatalf("value %d is %d bytes after release", i, len(v))
+				}
+				return nil
+			})
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
