@@ -152,19 +152,7 @@ func TestHookAnswerFiles(t *testing.T) {
 		t.Error("other's answer outlived a write to its scope")
 	}
 
-	m.Summary.HighLevel = "now with answer files"
-	if _, err := e.store.Update(ctx, m); err != nil {
-		t.Fatal(err)
-	}
-	for _, cwd := range []string{muse, sub} {
-		if got, ok := hookcache.Read(dir, cwd, 1200); ok {
-			t.Errorf("%s: the answer outlived a write to its scope: %q", cwd, got)
-		}
-	}
-	e.loadSettled(t, hookQuery(muse))
-	if got, ok := hookcache.Read(dir, muse, 1200); !ok || !strings.Contains(got, "now with answer files") {
-		t.Errorf("after the write, the kept answer is %q, %v", got, ok)
-	}
+	rewrite(t, e, dir, m, "now with answer files", muse, sub)
 
 	// A repository without medallions: kept too, as "nothing to add".
 	empty := gitRepo(t, "empty")
@@ -183,7 +171,6 @@ func TestHookAnswerFiles(t *testing.T) {
 func TestHookAnswerFilesByScope(t *testing.T) {
 	setRewarm(t, time.Hour, time.Hour) // none in this test
 	e, dir, muse, m := startMuseBy(t, true)
-	ctx := context.Background()
 	sub := filepath.Join(muse, "cmd")
 	if err := os.Mkdir(sub, 0o700); err != nil {
 		t.Fatal(err)
@@ -202,17 +189,28 @@ func TestHookAnswerFilesByScope(t *testing.T) {
 	if n := files(t, dir); n != 1 {
 		t.Fatalf("%d files for one scope's hook loads, want 1", n)
 	}
-	m.Summary.HighLevel = "now one file a repository"
-	if _, err := e.store.Update(ctx, m); err != nil {
+	rewrite(t, e, dir, m, "now one file a repository", sub, muse)
+	if got, ok := hookcache.Read(dir, muse, 1200); !ok || !strings.Contains(got, "now one file a repository") {
+		t.Errorf("the repository's root reads %q, %v after its subfolder's load", got, ok)
+	}
+}
+
+// rewrite stores a version of m summed up as summary and checks that the
+// answer of its scope is gone from the files of every cwd once the write
+// returned, and that a hook's load in the first cwd keeps the new answer.
+func rewrite(t *testing.T, e *env, dir string, m *medallion.Medallion, summary string, cwds ...string) {
+	t.Helper()
+	m.Summary.HighLevel = summary
+	if _, err := e.store.Update(context.Background(), m); err != nil {
 		t.Fatal(err)
 	}
-	for _, cwd := range []string{muse, sub} {
+	for _, cwd := range cwds {
 		if got, ok := hookcache.Read(dir, cwd, 1200); ok {
 			t.Errorf("%s: the answer outlived a write to its scope: %q", cwd, got)
 		}
 	}
-	e.loadSettled(t, hookQuery(sub))
-	if got, ok := hookcache.Read(dir, muse, 1200); !ok || !strings.Contains(got, "now one file a repository") {
+	e.loadSettled(t, hookQuery(cwds[0]))
+	if got, ok := hookcache.Read(dir, cwds[0], 1200); !ok || !strings.Contains(got, summary) {
 		t.Errorf("after the write, the kept answer is %q, %v", got, ok)
 	}
 }
