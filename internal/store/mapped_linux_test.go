@@ -1,6 +1,7 @@
 package store
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -120,6 +121,50 @@ func TestReleaseOnlyWithNoCall(t *testing.T) {
 			})
 		}); err != nil {
 			t.Fatal(err)
+		}
+	}
+}
+
+// TestStableMappings: release keeps the pages of the value logs and of the
+// tables in the tree, and of nothing else of the store's.
+func TestStableMappings(t *testing.T) {
+	dir := t.TempDir()
+	b, err := Open(dir, Options{GCInterval: -1, SpaceInterval: -1, VerifyInterval: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	// Values up to 512 bytes stay in the tree: 26 MB of them fill and
+	// flush memtables into tables.
+	for i := range 4096 {
+		if err := b.db.Update(func(txn *badger.Txn) error {
+			for j := range 16 {
+				if err := txn.Set([]byte("k/"+strconv.Itoa(i)+"/"+strconv.Itoa(j)), make([]byte, 400)); err != nil {
+					return err
+				}
+			}
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var tables []badger.TableInfo
+	waitFor(t, "a flushed table", func() bool { tables = b.db.Tables(); return len(tables) > 0 })
+	stable := b.stableMappings()
+	for _, tb := range tables {
+		if p := filepath.Join(dir, fmt.Sprintf("%06d.sst", tb.ID)); !stable([]byte(p)) {
+			t.Errorf("table %s in the tree is not stable", p)
+		}
+	}
+	for path, want := range map[string]bool{
+		"000001.vlog":           true,
+		"999999.sst":            false, // not in the tree
+		"00001.mem":             false,
+		"DISCARD":               false,
+		"000001.vlog (deleted)": false,
+	} {
+		if got := stable([]byte(filepath.Join(dir, path))); got != want {
+			t.Errorf("%s: stable %v, want %v", path, got, want)
 		}
 	}
 }
