@@ -305,6 +305,11 @@ const levelZeroTables = 2
 // heap under the daemon's memory limit it bounds the daemon's peak.
 const mappedBudget = 24 << 20
 
+// valueLogFileSize is the size at which Badger starts a new value-log
+// file. A variable so that a test can make value logs turn over (and the
+// collector rewrite and delete them) with a few MiB written.
+var valueLogFileSize int64 = 64 << 20
+
 // badgerOptions is a small-memory profile: Badger's defaults (64 MB
 // memtables × 5, a 256 MB block cache) are sized for a database server,
 // not a background daemon holding a few thousand medallions.
@@ -322,7 +327,7 @@ func badgerOptions(dir string, logger hclog.Logger) badger.Options {
 		// (table.fetchIndex); ours are read from the table's map too.
 		WithBlockCacheSize(0).
 		WithIndexCacheSize(0).
-		WithValueLogFileSize(64 << 20).
+		WithValueLogFileSize(valueLogFileSize).
 		// No compactor goroutines: each would wake the daemon every 50 ms
 		// for ever; the store compacts while it is written to instead
 		// (compact.go).

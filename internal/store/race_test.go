@@ -1,0 +1,6 @@
+//go:build race
+
+package store_test
+
+// raceBuild: the tests run under the race detector.
+const raceBuild = true

@@ -1,0 +1,85 @@
+package store
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/medallionhq/medallion/internal/resident"
+)
+
+// SetValueLogFileSize makes stores opened from now on start a new value-log
+// file every n bytes (at least 1 MiB), until restore is called.
+func SetValueLogFileSize(n int64) (restore func()) {
+	prev := valueLogFileSize
+	valueLogFileSize = n
+	return func() { valueLogFileSize = prev }
+}
+
+// SetMappedCheck sets the idle check's period for stores opened from now
+// on, until restore is called.
+func SetMappedCheck(d time.Duration) (restore func()) {
+	prev := mappedCheck
+	mappedCheck = d
+	return func() { mappedCheck = prev }
+}
+
+// ReleaseChecked does what release does, holding the lock hold longer,
+// and checks the premise that makes its MADV_DONTNEED safe: no map that
+// stableMappings names is unmapped or moved while the lock is held. It
+// reads the store's shared stable maps from /proc/self/maps after taking
+// the lock, releases, waits hold, reads them again, and returns the maps
+// of the first reading that the second no longer shows. ran is false when
+// a call was in flight (or the store closed) and nothing was done.
+func ReleaseChecked(b *Badger, hold time.Duration) (gone []string, stable int, ran bool) {
+	if !b.mu.TryLock() {
+		return nil, 0, false
+	}
+	defer b.mu.Unlock()
+	if b.closed {
+		return nil, 0, false
+	}
+	isStable := b.stableMappings()
+	before := sharedMaps(b.mappedDir, isStable)
+	resident.Release(b.mappedDir, isStable)
+	time.Sleep(hold)
+	after := make(map[string]bool)
+	for _, m := range sharedMaps(b.mappedDir, isStable) {
+		after[m] = true
+	}
+	for _, m := range before {
+		if !after[m] {
+			gone = append(gone, m)
+		}
+	}
+	return gone, len(before), true
+}
+
+// sharedMaps lists, as "start-end path", the shared maps of the files
+// under dir that stable names.
+func sharedMaps(dir string, stable func(path []byte) bool) []string {
+	f, err := os.Open("/proc/self/maps")
+	if err != nil {
+		panic(err)
+	}
+	defer f.Close()
+	var out []string
+	prefix := []byte(dir + "/")
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		fields := bytes.Fields(sc.Bytes())
+		if len(fields) < 6 || len(fields[1]) < 4 || fields[1][3] != 's' {
+			continue
+		}
+		path := bytes.Join(fields[5:], []byte(" "))
+		if bytes.HasPrefix(path, prefix) && stable(path) {
+			out = append(out, fmt.Sprintf("%s %s", fields[0], path))
+		}
+	}
+	if err := sc.Err(); err != nil {
+		panic(err)
+	}
+	return out
+}
