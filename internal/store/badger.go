@@ -330,7 +330,8 @@ func badgerOptions(dir string, logger hclog.Logger) badger.Options {
 		WithValueLogFileSize(valueLogFileSize).
 		// No compactor goroutines: each would wake the daemon every 50 ms
 		// for ever; the store compacts while it is written to instead
-		// (compact.go).
+		// (compact.go). release counts on it too: only a store call may
+		// drop a table from the tree (stableMappings).
 		WithNumCompactors(0).
 		// Values over 512 bytes (nearly every medallion) go to the value
 		// log, leaving keys, index entries and small values in the LSM

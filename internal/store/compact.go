@@ -198,14 +198,26 @@ func (b *Badger) release() bool {
 // moves while release holds b.mu (a range freed meanwhile could hold Go
 // heap by the time DONTNEED reaches it, which would zero it):
 //
-//   - Value logs: Badger deletes one after the value-log collector or when
-//     the last iterator of a read closes, and moves the one it writes when
-//     it grows; all of these happen in store calls, which hold b.mu.
+//   - Value logs: Badger deletes one after the value-log collector, or
+//     when the last iterator of a read closes if the collector ran while
+//     it was open; it moves the one it writes when it grows, and when it
+//     is full cuts its map to its end and maps a new one. The deletions
+//     happen in store calls, which hold b.mu, as every iterator is opened
+//     and closed within one (none, nor a transaction or an Item, outlives
+//     the call). The growing and cutting happen on Badger's write
+//     goroutine, but only for a commit a store call waits for (Txn.Commit;
+//     the store never commits asynchronously: no CommitWith, WriteBatch or
+//     Stream).
 //   - Tables in the tree (db.Tables): the tree holds a reference to each,
-//     which only a compaction (a store call) or closing the database drops.
-//     A table Badger's flush is still adding to level 0, on a goroutine of
-//     its own, is not one of them: the flush unmaps it again if recording
-//     it fails. Nor are the memtable logs, which the flush unmaps.
+//     which only a compaction or a DropPrefix (store calls) or closing
+//     the database drops; a goroutine of Badger's that outlives a call
+//     (the memtable flush, what a failed compaction left running) drops
+//     only references of its own. This holds because Badger runs no
+//     compactor of its own (NumCompactors 0, badgerOptions): one would
+//     drop the tree's references at any time. A table Badger's flush is
+//     still adding to level 0, on a goroutine of its own, is not in the
+//     tree: the flush unmaps it again if recording it fails. Nor are the
+//     memtable logs, which the flush unmaps.
 //
 // A file removed while still mapped shows in /proc/self/maps as
 // "… (deleted)" and matches neither.

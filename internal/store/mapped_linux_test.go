@@ -9,6 +9,7 @@ import (
 	"time"
 
 	badger "github.com/dgraph-io/badger/v4"
+	"github.com/hashicorp/go-hclog"
 	"github.com/medallionhq/medallion/internal/resident/residenttest"
 )
 
@@ -129,6 +130,11 @@ func TestReleaseOnlyWithNoCall(t *testing.T) {
 // tables in the tree, and of nothing else of the store's.
 func TestStableMappings(t *testing.T) {
 	dir := t.TempDir()
+	// Tables in the tree are stable only while no compactor of Badger's
+	// runs: one would drop them from the tree outside any store call.
+	if n := badgerOptions(dir, hclog.NewNullLogger()).NumCompactors; n != 0 {
+		t.Fatalf("Badger runs %d compactors of its own", n)
+	}
 	b, err := Open(dir, Options{GCInterval: -1, SpaceInterval: -1, VerifyInterval: -1})
 	if err != nil {
 		t.Fatal(err)
