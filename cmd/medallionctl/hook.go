@@ -73,8 +73,10 @@ exits 0. --verbose says why on stderr.
 
 The daemon keeps each answer it gave a hook in a file beside its socket
 (SOCKET.hook/, readable by you alone), and the next hook for the same
-directory reads that file instead of asking: the hook runs before every
-session, and the round trip was about a fifth of its time. A file never outlives
+repository (any of its folders and worktrees; the same directory when the
+config has scope_rule blocks) reads that file instead of asking: the hook
+runs before every session, and the round trip was about a fifth of its
+time. A file never outlives
 the answer: the daemon removes it before a new version of a medallion of
 its scope is stored (and writes the new answer once the writes have been
 quiet for two seconds), and the hook ignores it when the daemon that wrote

@@ -178,7 +178,9 @@ func Run(ctx context.Context, cfg *config.Config, logger hclog.Logger, opts ...O
 
 	// The hook's answers beside the socket (internal/hookcache), opened
 	// now that this daemon holds the socket: no other daemon uses them.
-	answers, err := hookcache.Open(hookcache.Dir(cfg.Socket))
+	// Without scope rules every folder resolves to the nodes the file
+	// system gives it, so one file serves a whole repository.
+	answers, err := hookcache.Open(hookcache.Dir(cfg.Socket), len(cfg.ScopeRules) == 0)
 	if err != nil {
 		logger.Warn("hook answers are not kept as files; every hook asks the daemon", "error", err)
 	} else {

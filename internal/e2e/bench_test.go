@@ -20,7 +20,10 @@ type daemon struct {
 	ctl  string
 }
 
-func startDaemon(tb testing.TB) *daemon {
+func startDaemon(tb testing.TB) *daemon { return startDaemonWith(tb) }
+
+// startDaemonWith is startDaemon with more arguments to "medalliond run".
+func startDaemonWith(tb testing.TB, args ...string) *daemon {
 	tb.Helper()
 	dir, err := os.MkdirTemp("", "med")
 	if err != nil {
@@ -28,8 +31,8 @@ func startDaemon(tb testing.TB) *daemon {
 	}
 	tb.Cleanup(func() { os.RemoveAll(dir) })
 	d := &daemon{sock: filepath.Join(dir, "s", "m.sock"), ctl: filepath.Join(binDir, "medallionctl")}
-	d.cmd = exec.Command(filepath.Join(binDir, "medalliond"), "run",
-		"--data-dir", filepath.Join(dir, "data"), "--socket", d.sock, "--log-level", "warn")
+	d.cmd = exec.Command(filepath.Join(binDir, "medalliond"),
+		append([]string{"run", "--data-dir", filepath.Join(dir, "data"), "--socket", d.sock, "--log-level", "warn"}, args...)...)
 	d.cmd.Env = append(os.Environ(), "HOME="+dir, "XDG_CONFIG_HOME="+filepath.Join(dir, "config"))
 	d.run(tb)
 	return d

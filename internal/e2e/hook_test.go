@@ -48,6 +48,38 @@ func (d *daemon) hookKept(t *testing.T, cwd string) string {
 // is in the very next hook and kept again without a hook asking, a folder that became a repository of its own
 // is asked for anew, a daemon killed leaves answers nobody reads, and a
 // daemon that starts or stops leaves none.
+// TestHookKeptAnswerWithScopeRules: a daemon with scope rules, which may
+// give a folder other nodes than its repository's, keeps an answer per
+// folder: a hook in a folder of the repository that no hook ran in asks
+// the daemon, and one in a rule's folder gets the rule's scope, not the
+// repository's kept answer.
+func TestHookKeptAnswerWithScopeRules(t *testing.T) {
+	repo := filepath.Join(t.TempDir(), "x")
+	docs, sub := filepath.Join(repo, "docs"), filepath.Join(repo, "sub")
+	for _, dir := range []string{filepath.Join(repo, ".git"), docs, sub} {
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			t.Fatal(err)
+		}
+	}
+	conf := filepath.Join(t.TempDir(), "config.hcl")
+	rule := fmt.Sprintf("scope_rule \"x-docs\" {\n  path  = %q\n  nodes = [\"repo:x\", \"module:docs\"]\n}\n", docs)
+	if err := os.WriteFile(conf, []byte(rule), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	d := startDaemonWith(t, "--config", conf)
+	seedLoad(t, d) // medallions of repo:x
+	first := d.hookKept(t, repo)
+	if !strings.Contains(first, "canonical state of repo:x") {
+		t.Fatalf("the repository's hook printed %q", first)
+	}
+	if got, why := d.hook(t, sub); got != first || strings.Contains(why, keptNote) {
+		t.Errorf("a new folder of the repository: stderr %q (want asked), the repository's answer: %v", why, got == first)
+	}
+	if got, why := d.hook(t, docs); strings.Contains(got, "canonical state of repo:x") || strings.Contains(why, keptNote) {
+		t.Errorf("the rule's folder got the repository's answer: stderr %q", why)
+	}
+}
+
 func TestHookKeptAnswer(t *testing.T) {
 	d := startDaemon(t)
 	repo := seedLoad(t, d)
@@ -96,6 +128,16 @@ func TestHookKeptAnswer(t *testing.T) {
 	})
 	if got, why := d.hook(t, repo); !strings.Contains(got, "x renders answers again after writes") || !strings.Contains(why, keptNote) {
 		t.Fatalf("after the rewrite went quiet: stderr %q\n%s", why, got)
+	}
+
+	// A folder of the repository no hook ran in yet: the daemon has no
+	// scope rules, so the repository's answer is kept for all its folders.
+	docs := filepath.Join(repo, "docs")
+	if err := os.Mkdir(docs, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if got, why := d.hook(t, docs); !strings.Contains(got, "x renders answers again after writes") || !strings.Contains(why, keptNote) {
+		t.Errorf("a new folder of the repository: stderr %q\n%s", why, got)
 	}
 
 	// A folder of the repository that becomes a repository of its own.

@@ -5,8 +5,14 @@
 // (connect, request, the daemon's goroutines waking, answer) cost it as
 // much as the rest of its process besides the Go runtime's start (issue
 // 12). So when the hook asks for a cwd's save file, the daemon also writes
-// the answer into a folder next to its socket, one file per cwd and budget,
-// and the next hook for that cwd reads the file instead.
+// the answer into a folder next to its socket, and the next hook reads the
+// file instead. A daemon without scope rules (config scope_rule blocks)
+// keeps one file per scope and budget: every folder the file system gives
+// the same graph nodes (scope.Derive: a repository's subfolders and
+// worktrees) gets the same answer from it, so a session in a new folder of
+// a known repository reads a file too. With rules, which can give any
+// folder other nodes than the file system does, it keeps one file per cwd
+// and budget.
 //
 // A file is never staler than the daemon's own answer:
 //
@@ -52,8 +58,9 @@ const maxFile = 128 << 10
 const magic = "medallion hook answer 1\n"
 
 // Answer is one kept answer: the save file Text for CWD at Budget, which
-// the daemon (Pid) rendered for the graph nodes Nodes. An empty Text says
-// the scope has no medallion yet.
+// the daemon (Pid) rendered for the graph nodes Nodes; with CWD "", for
+// every folder whose nodes are Nodes (a daemon without scope rules). An
+// empty Text says the scope has no medallion yet.
 type Answer struct {
 	Pid int
 	// Start is when process Pid started (processStart); "" where that
@@ -71,6 +78,17 @@ type Answer struct {
 func Name(cwd string, budget int) string {
 	h := fnv.New64a()
 	h.Write([]byte(strconv.Itoa(budget) + "\x00" + cwd))
+	return fmt.Sprintf("%016x", h.Sum64())
+}
+
+// ScopeName is the file name of the answer for every folder whose graph
+// nodes are nodes, at budget (an Answer with no CWD).
+func ScopeName(nodes []string, budget int) string {
+	h := fnv.New64a()
+	h.Write([]byte("scope\x00" + strconv.Itoa(budget)))
+	for _, n := range nodes {
+		h.Write([]byte("\x00" + n))
+	}
 	return fmt.Sprintf("%016x", h.Sum64())
 }
 
@@ -167,11 +185,12 @@ func Keepable(cwd string, nodes []string) bool {
 	return len(nodes) > 0 && slices.Equal(scope.Derive(cwd), nodes)
 }
 
-// valid reports whether a, read from the file for cwd at budget, answers
-// that hook: its own cwd and budget, the daemon that wrote it still
-// running, and the same nodes the file system gives cwd now.
-func (a Answer) valid(cwd string, budget int) bool {
-	return a.CWD == cwd && a.Budget == budget && running(a.Pid, a.Start) && Keepable(cwd, a.Nodes)
+// answers reports whether a answers a hook at budget in a folder the file
+// system now gives nodes (scope.Derive): the budget and the nodes it was
+// written for, and the daemon that wrote it still running. The caller
+// checks the cwd (Read).
+func (a Answer) answers(budget int, nodes []string) bool {
+	return a.Budget == budget && len(a.Nodes) > 0 && slices.Equal(a.Nodes, nodes) && running(a.Pid, a.Start)
 }
 
 // path joins dir and a file name.

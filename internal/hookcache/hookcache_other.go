@@ -17,9 +17,12 @@ func running(int, string) bool { return false }
 type Writer struct{}
 
 // Open refuses: see Read.
-func Open(string) (*Writer, error) {
+func Open(string, bool) (*Writer, error) {
 	return nil, errors.New("hook answers are kept on Unix systems only")
 }
+
+// NameFor names no file.
+func (*Writer) NameFor(string, int, []string) string { return "" }
 
 // Put keeps nothing.
 func (*Writer) Put(Answer) (string, error) {

@@ -22,10 +22,13 @@ func repo(t *testing.T, name string) string {
 	return dir
 }
 
-func open(t *testing.T) (*Writer, string) {
+func open(t *testing.T) (*Writer, string) { return openWriter(t, false) }
+
+// openWriter opens a Writer keeping a file per scope (byScope) or per cwd.
+func openWriter(t *testing.T, byScope bool) (*Writer, string) {
 	t.Helper()
 	dir := Dir(filepath.Join(t.TempDir(), "m.sock"))
-	w, err := Open(dir)
+	w, err := Open(dir, byScope)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -56,9 +59,68 @@ func TestPutRead(t *testing.T) {
 	}
 }
 
+// TestPutReadByScope: a daemon without scope rules keeps one file for a
+// scope, which answers a hook in any folder the file system gives those
+// nodes (a subfolder, a worktree of the repository), and none elsewhere.
+func TestPutReadByScope(t *testing.T) {
+	w, dir := openWriter(t, true)
+	cwd := repo(t, "muse")
+	sub := filepath.Join(cwd, "internal", "store")
+	if err := os.MkdirAll(sub, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	// A linked worktree: its .git is a file pointing into the main one's.
+	tree := filepath.Join(t.TempDir(), "muse-fix")
+	if err := os.MkdirAll(filepath.Join(cwd, ".git", "worktrees", "muse-fix"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	write(t, filepath.Join(mkdir(t, tree), ".git"), []byte("gitdir: "+filepath.Join(cwd, ".git", "worktrees", "muse-fix")+"\n"))
+	other := repo(t, "other")
+	name, err := w.Put(Answer{CWD: cwd, Budget: 1200, Nodes: []string{"repo:muse"}, Text: "save file"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if name != ScopeName([]string{"repo:muse"}, 1200) || name != w.NameFor(sub, 1200, []string{"repo:muse"}) {
+		t.Errorf("the file is %s, not the scope's", name)
+	}
+	for _, c := range []string{cwd, sub, tree} {
+		if got, ok := Read(dir, c, 1200); !ok || got != "save file" {
+			t.Errorf("Read(%s) = %q, %v; want the scope's answer", c, got, ok)
+		}
+	}
+	if _, ok := Read(dir, other, 1200); ok {
+		t.Error("another repository's folder read the answer")
+	}
+	if _, ok := Read(dir, sub, 1500); ok {
+		t.Error("an answer for another budget was read")
+	}
+	b, err := os.ReadFile(filepath.Join(dir, name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a, err := decode(b); err != nil || a.CWD != "" {
+		t.Errorf("the scope's file names cwd %q (%v)", a.CWD, err)
+	}
+}
+
+// mkdir makes dir and returns it.
+func mkdir(t *testing.T, dir string) string {
+	t.Helper()
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
 // TestReadRefuses: every way a file may be wrong, foreign or outdated
-// reads as no file, so the hook asks the daemon.
+// reads as no file, so the hook asks the daemon; for files kept per cwd
+// and per scope.
 func TestReadRefuses(t *testing.T) {
+	t.Run("by cwd", func(t *testing.T) { testReadRefuses(t, false) })
+	t.Run("by scope", func(t *testing.T) { testReadRefuses(t, true) })
+}
+
+func testReadRefuses(t *testing.T, byScope bool) {
 	cwd := repo(t, "muse")
 	good := Answer{CWD: cwd, Budget: 1200, Nodes: []string{"repo:muse"}, Text: "save file"}
 	dead := exec.Command("true")
@@ -81,8 +143,8 @@ func TestReadRefuses(t *testing.T) {
 				t.Fatal(err)
 			}
 		}},
-		{"the daemon is gone", false, func(t *testing.T, _ *Writer, _, file string) {
-			a := good
+		{"the daemon is gone", false, func(t *testing.T, w *Writer, _, file string) {
+			a := written(w, good)
 			a.Pid = dead.Process.Pid
 			write(t, file, a.encode())
 		}},
@@ -91,22 +153,34 @@ func TestReadRefuses(t *testing.T) {
 				t.Fatal(err)
 			}
 		}},
-		{"its pid now another process's", false, func(t *testing.T, _ *Writer, _, file string) {
-			a := good
+		{"its pid now another process's", false, func(t *testing.T, w *Writer, _, file string) {
+			a := written(w, good)
 			a.Pid = 1 // init: alive, but not the daemon that wrote the file
 			write(t, file, a.encode())
 		}},
 		{"another cwd's answer under the same name", false, func(t *testing.T, w *Writer, _, file string) {
-			a := good
-			a.Pid, a.Start, a.CWD = w.pid, w.start, "/elsewhere"
+			a := written(w, good)
+			a.CWD = "/elsewhere"
 			write(t, file, a.encode())
 		}},
-		{"nodes of a config rule", false, func(t *testing.T, w *Writer, _, _ string) {
-			a := good
-			a.Nodes = []string{"project:muse"}
-			if _, err := w.Put(a); err != nil {
+		{"a scope's answer under a cwd's name", false, func(t *testing.T, w *Writer, _, _ string) {
+			a := written(w, good)
+			a.CWD = ""
+			if err := w.Remove(w.NameFor(cwd, 1200, good.Nodes)); err != nil {
 				t.Fatal(err)
 			}
+			write(t, filepath.Join(w.dir, Name(cwd, 1200)), a.encode())
+			if !w.byScope {
+				return
+			}
+			// and a cwd's under the scope's name
+			a.CWD = cwd
+			write(t, filepath.Join(w.dir, ScopeName(good.Nodes, 1200)), a.encode())
+		}},
+		{"nodes of a config rule", false, func(t *testing.T, w *Writer, _, file string) {
+			a := written(w, good)
+			a.Nodes = []string{"project:muse"}
+			write(t, file, a.encode())
 		}},
 		{"not our format", false, func(t *testing.T, _ *Writer, _, file string) { write(t, file, []byte("hello\n\nsave file")) }},
 		{"cut short", false, func(t *testing.T, _ *Writer, _, file string) {
@@ -114,19 +188,18 @@ func TestReadRefuses(t *testing.T) {
 			write(t, file, b[:len(magic)+10])
 		}},
 		{"too large", false, func(t *testing.T, w *Writer, _, file string) {
-			a := good
-			a.Pid, a.Start = w.pid, w.start
+			a := written(w, good)
 			a.Text = string(make([]byte, maxFile))
 			write(t, file, a.encode())
 		}},
 		{"removed", false, func(t *testing.T, w *Writer, _, _ string) {
-			if err := w.Remove(Name(cwd, 1200)); err != nil {
+			if err := w.Remove(w.NameFor(cwd, 1200, good.Nodes)); err != nil {
 				t.Fatal(err)
 			}
 		}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			w, dir := open(t)
+			w, dir := openWriter(t, byScope)
 			c := cwd
 			if tt.inSub {
 				c = filepath.Join(cwd, "sub")
@@ -143,12 +216,22 @@ func TestReadRefuses(t *testing.T) {
 			if _, ok := Read(dir, c, 1200); !ok {
 				t.Fatal("the good answer was not read")
 			}
-			tt.setup(t, w, dir, filepath.Join(dir, Name(c, 1200)))
+			tt.setup(t, w, dir, filepath.Join(dir, w.NameFor(c, 1200, good.Nodes)))
 			if got, ok := Read(dir, c, 1200); ok {
 				t.Errorf("read %q", got)
 			}
 		})
 	}
+}
+
+// written is a as w writes it: with w's pid and start, and no cwd when w
+// keeps a file per scope.
+func written(w *Writer, a Answer) Answer {
+	a.Pid, a.Start = w.pid, w.start
+	if w.byScope {
+		a.CWD = ""
+	}
+	return a
 }
 
 // TestReadRefusesAnotherUsersFile: a file of another user, in a folder
@@ -180,7 +263,7 @@ func TestOpenClearsAndCloseRemoves(t *testing.T) {
 		t.Fatal(err)
 	}
 	chmod(t, dir, 0o755) // a folder left open to others is closed again
-	w2, err := Open(dir)
+	w2, err := Open(dir, false)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,36 +9,55 @@ import (
 	"os"
 	"slices"
 	"syscall"
+
+	"github.com/medallionhq/medallion/internal/scope"
 )
 
 // Read returns the kept save file for cwd (clean, absolute) at budget from
 // dir, and whether there was a valid one: a file this user alone can read
 // and write, in a folder of the same kind, and an answer still valid (see
-// the package comment). An empty text with ok says the scope has no
-// medallion. Anything else reads as no file: the hook then asks the daemon.
+// the package comment): the file for cwd, else the one for cwd's scope. An
+// empty text with ok says the scope has no medallion. Anything else reads
+// as no file: the hook then asks the daemon.
 func Read(dir, cwd string, budget int) (text string, ok bool) {
 	if !ownedPrivate(dir, true) {
 		return "", false
 	}
-	f, err := os.OpenFile(path(dir, Name(cwd, budget)), os.O_RDONLY|syscall.O_NOFOLLOW, 0)
+	var nodes []string // derived once, when a file needs them
+	derived := func() []string {
+		if nodes == nil {
+			nodes = scope.Derive(cwd)
+		}
+		return nodes
+	}
+	if a, ok := readFile(path(dir, Name(cwd, budget))); ok && a.CWD == cwd && a.answers(budget, derived()) {
+		return a.Text, true
+	}
+	if a, ok := readFile(path(dir, ScopeName(derived(), budget))); ok && a.CWD == "" && a.answers(budget, derived()) {
+		return a.Text, true
+	}
+	return "", false
+}
+
+// readFile reads and decodes the answer file p, if it is one this user
+// alone can read and write.
+func readFile(p string) (Answer, bool) {
+	f, err := os.OpenFile(p, os.O_RDONLY|syscall.O_NOFOLLOW, 0)
 	if err != nil {
-		return "", false
+		return Answer{}, false
 	}
 	defer f.Close()
 	var st syscall.Stat_t
 	if err := syscall.Fstat(int(f.Fd()), &st); err != nil || !private(&st, syscall.S_IFREG) || st.Size > maxFile {
-		return "", false
+		return Answer{}, false
 	}
 	b := make([]byte, st.Size+1)
 	n, err := io.ReadFull(f, b)
 	if err != io.ErrUnexpectedEOF || int64(n) != st.Size {
-		return "", false // the file changed size as it was read
+		return Answer{}, false // the file changed size as it was read
 	}
 	a, err := decode(b[:n])
-	if err != nil || !a.valid(cwd, budget) {
-		return "", false
-	}
-	return a.Text, true
+	return a, err == nil
 }
 
 // ownedPrivate reports whether p (not followed if a link) is a folder
@@ -75,16 +94,19 @@ func running(pid int, start string) bool {
 // Writer keeps a daemon's answers in its folder. Its methods are not safe
 // for concurrent use: the server's load cache calls them under its lock.
 type Writer struct {
-	dir   string
-	pid   int
-	start string
+	dir     string
+	pid     int
+	start   string
+	byScope bool
 }
 
 // Open makes dir (owner-only) for the daemon of this process, after its
 // socket is listening (so no other daemon uses the folder), and empties
 // it: the answers of a daemon before this one were not dropped on its
-// writes since.
-func Open(dir string) (*Writer, error) {
+// writes since. byScope keeps one file per scope, for a daemon that
+// resolves every folder to the nodes the file system gives it (no scope
+// rules); else one per cwd.
+func Open(dir string, byScope bool) (*Writer, error) {
 	if err := os.Mkdir(dir, 0o700); err != nil && !errors.Is(err, os.ErrExist) {
 		return nil, fmt.Errorf("hook answers: %w", err)
 	}
@@ -99,7 +121,7 @@ func Open(dir string) (*Writer, error) {
 	if !ok {
 		return nil, errors.New("hook answers: this process's start time cannot be read")
 	}
-	w := &Writer{dir: dir, pid: os.Getpid(), start: start}
+	w := &Writer{dir: dir, pid: os.Getpid(), start: start, byScope: byScope}
 	if err := w.clear(); err != nil {
 		return nil, err
 	}
@@ -124,12 +146,26 @@ func (w *Writer) clear() error {
 	return nil
 }
 
-// Put writes the answer for a.CWD at a.Budget (Pid is this process's) and
-// returns its file name. The file appears whole or not at all.
+// NameFor is the name of the file Put writes for the hook's load of cwd
+// at budget, which the daemon resolved to nodes.
+func (w *Writer) NameFor(cwd string, budget int, nodes []string) string {
+	if w.byScope {
+		return ScopeName(nodes, budget)
+	}
+	return Name(cwd, budget)
+}
+
+// Put writes the answer for a.CWD at a.Budget, or for a.CWD's whole scope
+// (byScope, see Open: the file then names no cwd), and returns its file
+// name (NameFor). Pid is this process's. The file appears whole or not at
+// all.
 func (w *Writer) Put(a Answer) (string, error) {
+	name := w.NameFor(a.CWD, a.Budget, a.Nodes)
 	a.Pid, a.Start = w.pid, w.start
 	a.Nodes = slices.Clone(a.Nodes)
-	name := Name(a.CWD, a.Budget)
+	if w.byScope {
+		a.CWD = ""
+	}
 	tmp, err := os.CreateTemp(w.dir, "."+name+".*")
 	if err != nil {
 		return "", fmt.Errorf("hook answer: %w", err)

@@ -23,13 +23,18 @@ import (
 )
 
 // startHook is start with the hook's answer files kept in the returned
-// folder and cwds resolved from the file system, as the daemon does.
-func startHook(t *testing.T) (*env, string) {
+// folder, one per cwd, and cwds resolved from the file system, as the
+// daemon does.
+func startHook(t *testing.T) (*env, string) { return startHookBy(t, false) }
+
+// startHookBy is startHook keeping one file per scope (byScope), as a
+// daemon without scope rules does, or per cwd.
+func startHookBy(t *testing.T, byScope bool) (*env, string) {
 	t.Helper()
 	var dir string
 	e := startWith(t, func(c *Config, st *store.Badger) {
 		dir = hookcache.Dir(filepath.Join(t.TempDir(), "m.sock"))
-		w, err := hookcache.Open(dir)
+		w, err := hookcache.Open(dir, byScope)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -44,7 +49,13 @@ func startHook(t *testing.T) (*env, string) {
 // medallion of repo:muse.
 func startMuse(t *testing.T) (e *env, dir, muse string, m *medallion.Medallion) {
 	t.Helper()
-	e, dir = startHook(t)
+	return startMuseBy(t, false)
+}
+
+// startMuseBy is startMuse keeping a file per scope (byScope) or per cwd.
+func startMuseBy(t *testing.T, byScope bool) (e *env, dir, muse string, m *medallion.Medallion) {
+	t.Helper()
+	e, dir = startHookBy(t, byScope)
 	muse = gitRepo(t, "muse")
 	m, err := e.store.Create(context.Background(), sample("muse-state", "repo:muse"))
 	if err != nil {
@@ -141,19 +152,7 @@ func TestHookAnswerFiles(t *testing.T) {
 		t.Error("other's answer outlived a write to its scope")
 	}
 
-	m.Summary.HighLevel = "now with answer files"
-	if _, err := e.store.Update(ctx, m); err != nil {
-		t.Fatal(err)
-	}
-	for _, cwd := range []string{muse, sub} {
-		if got, ok := hookcache.Read(dir, cwd, 1200); ok {
-			t.Errorf("%s: the answer outlived a write to its scope: %q", cwd, got)
-		}
-	}
-	e.loadSettled(t, hookQuery(muse))
-	if got, ok := hookcache.Read(dir, muse, 1200); !ok || !strings.Contains(got, "now with answer files") {
-		t.Errorf("after the write, the kept answer is %q, %v", got, ok)
-	}
+	rewrite(t, e, dir, m, "now with answer files", muse, sub)
 
 	// A repository without medallions: kept too, as "nothing to add".
 	empty := gitRepo(t, "empty")
@@ -165,12 +164,76 @@ func TestHookAnswerFiles(t *testing.T) {
 	}
 }
 
+// TestHookAnswerFilesByScope: without scope rules, the hook's load in one
+// folder of a repository keeps one file that a hook in any of its folders
+// reads, even one no hook ran in yet; a write to the scope removes it for
+// all of them.
+func TestHookAnswerFilesByScope(t *testing.T) {
+	setRewarm(t, time.Hour, time.Hour) // none in this test
+	e, dir, muse, m := startMuseBy(t, true)
+	sub := filepath.Join(muse, "cmd")
+	if err := os.Mkdir(sub, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	other := gitRepo(t, "other")
+	resp := e.loadSettled(t, hookQuery(muse))
+	for _, cwd := range []string{muse, sub} {
+		if got, ok := hookcache.Read(dir, cwd, 1200); !ok || got != resp.Text {
+			t.Errorf("%s: kept answer %q, %v; want the load's text", cwd, got, ok)
+		}
+	}
+	if _, ok := hookcache.Read(dir, other, 1200); ok {
+		t.Error("another repository read muse's answer")
+	}
+	e.loadSettled(t, hookQuery(sub))
+	if n := files(t, dir); n != 1 {
+		t.Fatalf("%d files for one scope's hook loads, want 1", n)
+	}
+	rewrite(t, e, dir, m, "now one file a repository", sub, muse)
+	if got, ok := hookcache.Read(dir, muse, 1200); !ok || !strings.Contains(got, "now one file a repository") {
+		t.Errorf("the repository's root reads %q, %v after its subfolder's load", got, ok)
+	}
+}
+
+// rewrite stores a version of m summed up as summary and checks that the
+// answer of its scope is gone from the files of every cwd once the write
+// returned, and that a hook's load in the first cwd keeps the new answer.
+func rewrite(t *testing.T, e *env, dir string, m *medallion.Medallion, summary string, cwds ...string) {
+	t.Helper()
+	m.Summary.HighLevel = summary
+	if _, err := e.store.Update(context.Background(), m); err != nil {
+		t.Fatal(err)
+	}
+	for _, cwd := range cwds {
+		if got, ok := hookcache.Read(dir, cwd, 1200); ok {
+			t.Errorf("%s: the answer outlived a write to its scope: %q", cwd, got)
+		}
+	}
+	e.loadSettled(t, hookQuery(cwds[0]))
+	if got, ok := hookcache.Read(dir, cwds[0], 1200); !ok || !strings.Contains(got, summary) {
+		t.Errorf("after the write, the kept answer is %q, %v", got, ok)
+	}
+}
+
 // TestHookAnswerFilesUnderConcurrentWrites: the hook's loads keep going
 // while a writer updates the scope's medallion; once an update returned, a
-// kept answer is either gone or shows it.
+// kept answer is either gone or shows it; for files kept per cwd and per
+// scope (read from another folder of the repository).
 func TestHookAnswerFilesUnderConcurrentWrites(t *testing.T) {
+	t.Run("by cwd", func(t *testing.T) { testHookAnswerFilesUnderConcurrentWrites(t, false) })
+	t.Run("by scope", func(t *testing.T) { testHookAnswerFilesUnderConcurrentWrites(t, true) })
+}
+
+func testHookAnswerFilesUnderConcurrentWrites(t *testing.T, byScope bool) {
 	setRewarm(t, time.Millisecond, 10*time.Millisecond) // racing the readers
-	e, dir, muse, m := startMuse(t)
+	e, dir, muse, m := startMuseBy(t, byScope)
+	reader := muse
+	if byScope {
+		reader = filepath.Join(muse, "internal")
+		if err := os.Mkdir(reader, 0o700); err != nil {
+			t.Fatal(err)
+		}
+	}
 	ctx := context.Background()
 	var err error
 	var stop atomic.Bool
@@ -198,7 +261,7 @@ func TestHookAnswerFilesUnderConcurrentWrites(t *testing.T) {
 			if j > 0 {
 				time.Sleep(100 * time.Microsecond) // the readers keep it again
 			}
-			got, ok := hookcache.Read(dir, muse, 1200)
+			got, ok := hookcache.Read(dir, reader, 1200)
 			if ok && !strings.Contains(got, m.Summary.HighLevel+"\n") {
 				t.Fatalf("after round %d returned, the kept answer shows:\n%s", i, got)
 			}

@@ -198,7 +198,7 @@ func (c *loadCache) keepFile(key string, writes uint64, cwd string, budget int, 
 	if c.files == nil || e == nil || c.writes != writes {
 		return
 	}
-	name := hookcache.Name(cwd, budget)
+	name := c.files.NameFor(cwd, budget, nodes)
 	owned := c.owner[name] == e
 	if owned && c.files.Has(name) {
 		return // kept already: a load by hand, or a hook that could not use it

@@ -5,6 +5,8 @@ import (
 	"context"
 	"time"
 
+	"github.com/dgraph-io/badger/v4/table"
+
 	"github.com/medallionhq/medallion/internal/resident"
 )
 
@@ -178,28 +180,44 @@ func (b *Badger) sync() {
 // store call is in flight, and reports whether it did. It holds off every
 // call while it runs (a few milliseconds at a million medallions), which
 // is what lets it keep the pages of the tables and value logs in the page
-// cache (resident.Release): only a call, a compaction or the value-log
-// collector unmaps or moves one of their maps, and all of them hold the
-// read lock. The next reads after a quiet moment then fault their pages
-// back from memory, not from the disk. The memtable logs, which Badger's
-// flush unmaps on a goroutine of its own, are paged out.
+// cache (resident.Release, stableMappings). The next reads after a quiet
+// moment then fault their pages back from memory, not from the disk. The
+// rest (memtable logs, tables not in the tree yet) are paged out.
 func (b *Badger) release() bool {
 	if !b.mu.TryLock() {
 		return false
 	}
 	defer b.mu.Unlock()
 	if !b.closed {
-		resident.Release(b.mappedDir, stableMapping)
+		resident.Release(b.mappedDir, b.stableMappings())
 	}
 	return true
 }
 
-// stableMapping names the store's files whose maps only a store call
-// unmaps (see release): tables and value logs. A file that was removed
-// while still mapped shows in /proc/self/maps as "… (deleted)" and is
-// not one of them.
-func stableMapping(path []byte) bool {
-	return bytes.HasSuffix(path, []byte(".sst")) || bytes.HasSuffix(path, []byte(".vlog"))
+// stableMappings names the store's files whose maps nothing unmaps or
+// moves while release holds b.mu (a range freed meanwhile could hold Go
+// heap by the time DONTNEED reaches it, which would zero it):
+//
+//   - Value logs: Badger deletes one after the value-log collector or when
+//     the last iterator of a read closes, and moves the one it writes when
+//     it grows; all of these happen in store calls, which hold b.mu.
+//   - Tables in the tree (db.Tables): the tree holds a reference to each,
+//     which only a compaction (a store call) or closing the database drops.
+//     A table Badger's flush is still adding to level 0, on a goroutine of
+//     its own, is not one of them: the flush unmaps it again if recording
+//     it fails. Nor are the memtable logs, which the flush unmaps.
+//
+// A file removed while still mapped shows in /proc/self/maps as
+// "… (deleted)" and matches neither.
+func (b *Badger) stableMappings() func(path []byte) bool {
+	tables := make(map[string]bool)
+	for _, t := range b.db.Tables() {
+		tables[table.IDToFilename(t.ID)] = true
+	}
+	return func(path []byte) bool {
+		name := path[bytes.LastIndexByte(path, '/')+1:]
+		return bytes.HasSuffix(name, []byte(".vlog")) || tables[string(name)]
+	}
 }
 
 // handBack hands the store's mapped pages back: all of them, kept in the
