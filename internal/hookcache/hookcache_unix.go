@@ -16,24 +16,19 @@ import (
 // Read returns the kept save file for cwd (clean, absolute) at budget from
 // dir, and whether there was a valid one: a file this user alone can read
 // and write, in a folder of the same kind, and an answer still valid (see
-// the package comment): the file for cwd, else the one for cwd's scope. An
+// the package comment): the file for cwd's scope (a daemon without scope
+// rules, the common case, is looked for first), else the one for cwd. An
 // empty text with ok says the scope has no medallion. Anything else reads
 // as no file: the hook then asks the daemon.
 func Read(dir, cwd string, budget int) (text string, ok bool) {
 	if !ownedPrivate(dir, true) {
 		return "", false
 	}
-	var nodes []string // derived once, when a file needs them
-	derived := func() []string {
-		if nodes == nil {
-			nodes = scope.Derive(cwd)
-		}
-		return nodes
-	}
-	if a, ok := readFile(path(dir, Name(cwd, budget))); ok && a.CWD == cwd && a.answers(budget, derived()) {
+	nodes := scope.Derive(cwd)
+	if a, ok := readFile(path(dir, ScopeName(nodes, budget))); ok && a.CWD == "" && a.answers(budget, nodes) {
 		return a.Text, true
 	}
-	if a, ok := readFile(path(dir, ScopeName(derived(), budget))); ok && a.CWD == "" && a.answers(budget, derived()) {
+	if a, ok := readFile(path(dir, Name(cwd, budget))); ok && a.CWD == cwd && a.answers(budget, nodes) {
 		return a.Text, true
 	}
 	return "", false
