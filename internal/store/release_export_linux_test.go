@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"fmt"
 	"os"
+	"slices"
 	"time"
 
 	"github.com/medallionhq/medallion/internal/resident"
@@ -32,17 +33,20 @@ func SetMappedCheck(d time.Duration) (restore func()) {
 // reads the store's shared stable maps from /proc/self/maps after taking
 // the lock, releases, waits hold, reads them again, and returns the maps
 // of the first reading that the second no longer shows. ran is false when
-// a call was in flight (or the store closed) and nothing was done.
-func ReleaseChecked(b *Badger, hold time.Duration) (gone []string, stable int, ran bool) {
+// a call was in flight (or the store closed) and nothing was done. churned
+// reports whether the store's other maps changed meanwhile (Badger's flush
+// at work): what the test overlapped.
+func ReleaseChecked(b *Badger, hold time.Duration) (gone []string, stable int, churned, ran bool) {
 	if !b.mu.TryLock() {
-		return nil, 0, false
+		return nil, 0, false, false
 	}
 	defer b.mu.Unlock()
 	if b.closed {
-		return nil, 0, false
+		return nil, 0, false, false
 	}
 	isStable := b.stableMappings()
-	before := sharedMaps(b.mappedDir, isStable)
+	every := func([]byte) bool { return true }
+	before, all := sharedMaps(b.mappedDir, isStable), sharedMaps(b.mappedDir, every)
 	resident.Release(b.mappedDir, isStable)
 	time.Sleep(hold)
 	after := make(map[string]bool)
@@ -54,7 +58,7 @@ func ReleaseChecked(b *Badger, hold time.Duration) (gone []string, stable int, r
 			gone = append(gone, m)
 		}
 	}
-	return gone, len(before), true
+	return gone, len(before), !slices.Equal(all, sharedMaps(b.mappedDir, every)), true
 }
 
 // sharedMaps lists, as "start-end path", the shared maps of the files

@@ -267,24 +267,35 @@ func TestReleaseUnderLoad(t *testing.T) {
 	// Badger's own goroutines and the store's loops (compactions, the
 	// collector, the fold, the verification pass, the search index's
 	// merges) go on regardless.
-	var released, stableSeen atomic.Int64
+	var released, stableSeen, churned atomic.Int64
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
 		rng := rand.New(rand.NewPCG(7, 7))
 		for i := 0; ctx.Err() == nil; i++ {
-			stop := i%2 == 0
+			// A memtable waiting for its flush (two memtable logs) is the
+			// moment Badger's flush goroutine works: release then, and
+			// hold the lock longer.
+			flushing := memtableLogs(t, dir) > 1
+			stop := flushing || i%2 == 0
+			hold := time.Duration(rng.IntN(3)) * time.Millisecond
+			if flushing {
+				hold = 10 * time.Millisecond
+			}
 			if stop {
 				quiet.Lock()
 			}
 			for deadline := time.Now().Add(50 * time.Millisecond); time.Now().Before(deadline); {
-				gone, stable, ran := store.ReleaseChecked(st, time.Duration(rng.IntN(3))*time.Millisecond)
+				gone, stable, churn, ran := store.ReleaseChecked(st, hold)
 				if len(gone) > 0 {
 					fail("maps of stable files went away or moved while release held the lock: %v", gone)
 				}
 				if ran {
 					released.Add(1)
 					stableSeen.Add(int64(stable))
+					if churn {
+						churned.Add(1)
+					}
 					break
 				}
 				time.Sleep(50 * time.Microsecond)
@@ -340,8 +351,8 @@ func TestReleaseUnderLoad(t *testing.T) {
 		return true
 	})
 	desc, _ := store.Levels(st)
-	t.Logf("releases: %d (%d stable maps dropped in all); canary rounds: %d; writes refused during a prefix drop: %d; %s",
-		released.Load(), stableSeen.Load(), canaries.Load(), blocked.Load(), desc)
+	t.Logf("releases: %d (%d stable maps dropped in all; %d while Badger mapped or unmapped other files); canary rounds: %d; writes refused during a prefix drop: %d; %s",
+		released.Load(), stableSeen.Load(), churned.Load(), canaries.Load(), blocked.Load(), desc)
 	vlogs, first := valueLogs(t, dir)
 	t.Logf("value logs: %d, the oldest left number %d", vlogs, first)
 
@@ -487,6 +498,21 @@ func canaryMaps(rng *rand.Rand) error {
 	return nil
 }
 
+// memtableLogs counts the memtable logs in dir: more than one while a
+// memtable waits for its flush or is being flushed.
+func memtableLogs(t *testing.T, dir string) (n int) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Error(err)
+	}
+	for _, e := range entries {
+		if strings.HasSuffix(e.Name(), ".mem") {
+			n++
+		}
+	}
+	return n
+}
+
 // valueLogs counts the value-log files in dir and returns the lowest
 // number among them.
 func valueLogs(t *testing.T, dir string) (n int, first int) {
@@ -525,4 +551,54 @@ func (e *errorLines) get() []string {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	return e.lines
+}
+
+// TestReleaseDuringFlush: release runs while Badger's flush goroutine,
+// which no store call waits for, turns a full memtable into a table: it
+// maps the new table, adds it to level 0 and unmaps the memtable log, all
+// while release holds the store's lock. None of that may touch a map
+// release drops with DONTNEED (ReleaseChecked).
+func TestReleaseDuringFlush(t *testing.T) {
+	dir := t.TempDir()
+	st, err := store.Open(dir, store.Options{Logger: testLogger(t), GCInterval: -1, SpaceInterval: -1, VerifyInterval: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	val := make([]byte, 400)
+	var overlapped, rounds int
+	for key := 0; overlapped < 3 && rounds < 40; rounds++ {
+		// Fill the memtable (8 MiB) until Badger hands it to its flush.
+		for memtableLogs(t, dir) < 2 {
+			err := st.Write(t.Context(), func(txn *badger.Txn) error {
+				for range 2000 {
+					key++
+					if err := txn.Set(fmt.Appendf(nil, "zz/%09d", key), val); err != nil {
+						return err
+					}
+				}
+				return nil
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+		for deadline := time.Now().Add(time.Second); time.Now().Before(deadline); {
+			gone, _, churned, ran := store.ReleaseChecked(st, 30*time.Millisecond)
+			if len(gone) > 0 {
+				t.Fatalf("maps of stable files went away or moved while release held the lock: %v", gone)
+			}
+			if ran {
+				if churned {
+					overlapped++
+				}
+				break
+			}
+			time.Sleep(100 * time.Microsecond)
+		}
+	}
+	t.Logf("%d of %d releases overlapped a flush", overlapped, rounds)
+	if overlapped == 0 {
+		t.Error("no release overlapped a flush: the test checked nothing")
+	}
 }
