@@ -126,7 +126,10 @@ type Badger struct {
 	// into errClosed instead of a Badger panic.
 	mu     sync.RWMutex
 	closed bool
-	calls  atomic.Uint64 // calls begun, for the idle check (compact.go)
+	// closing is set by Close: calls begun from then on fail, so that
+	// they cannot hold Close off (lockForClose).
+	closing atomic.Bool
+	calls   atomic.Uint64 // calls begun, for the idle check (compact.go)
 
 	stop        chan struct{} // closed by Close: ends the collector, spaceLoop, verifyLoop, the fold and compactLoop
 	writes      chan struct{} // wakes compactLoop (compact.go)
@@ -475,13 +478,16 @@ func (b *Badger) collectGarbage() {
 // flight and is idempotent; later calls on the store fail.
 func (b *Badger) Close() error {
 	b.closeOnce.Do(func() {
+		// From here on calls fail: the ones in flight end, and no new one
+		// holds off the compaction or the lock Close waits for.
+		b.closing.Store(true)
 		close(b.stop)
 		<-b.compactDone
 		<-b.gcDone
 		<-b.foldDone
 		<-b.spaceDone
 		<-b.verifyDone
-		b.mu.Lock()
+		b.lockForClose()
 		defer b.mu.Unlock()
 		var err error
 		if !b.closed { // a failed reopen leaves nothing open
@@ -531,7 +537,7 @@ func (b *Badger) begin(ctx context.Context) error {
 		return err
 	}
 	b.mu.RLock()
-	if b.closed {
+	if b.closed || b.closing.Load() {
 		b.mu.RUnlock()
 		return errClosed
 	}

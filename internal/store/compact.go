@@ -147,6 +147,28 @@ func (b *Badger) compact() {
 		return
 	}
 	defer b.mu.RUnlock()
+	b.flattenIfDue()
+}
+
+// lockForClose takes b.mu for writing once no call is in flight. A write
+// in flight can be waiting inside Badger for level 0 to drain (its
+// NumLevelZeroTablesStall), which only a compaction does, and compactLoop
+// has ended by then: so Close compacts while it waits. Calls begun since
+// Close began fail (closing), or a steady stream of them could hold the
+// lock off for ever (TryLock does not keep new readers out as Lock does).
+func (b *Badger) lockForClose() {
+	for !b.mu.TryLock() {
+		b.mu.RLock()
+		if !b.closed {
+			b.flattenIfDue()
+		}
+		b.mu.RUnlock()
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// flattenIfDue is compact's work, for a caller holding the read lock.
+func (b *Badger) flattenIfDue() {
 	// measure, not roomToWrite: that would wake this loop again.
 	if b.readOnly.Load() || !b.measure().Writable() {
 		return
