@@ -150,3 +150,50 @@ func cachedPages(t *testing.T, m []byte) int {
 	}
 	return n
 }
+
+// TestReleaserSteps: a Releaser with a budget too short for more than one
+// chunk a step still gets through a map in steps, and only then reports
+// it done; the map's pages leave the resident set and what it held stays.
+func TestReleaserSteps(t *testing.T) {
+	dir := t.TempDir()
+	const size = 4 * resident.ReleaseChunkForTest
+	f, err := os.OpenFile(filepath.Join(dir, "t.sst"), os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if err := f.Truncate(size); err != nil {
+		t.Fatal(err)
+	}
+	m, err := syscall.Mmap(int(f.Fd()), 0, size, syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_SHARED)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer syscall.Munmap(m)
+	for i := 0; i < size; i += 4096 {
+		m[i] = byte(i/4096) | 1
+	}
+	ours := func(fields []string) bool { return len(fields) >= 6 && fields[5] == filepath.Join(dir, "t.sst") }
+	before := residenttest.KB(t, ours)
+	r := resident.NewReleaser(dir)
+	stable := func([]byte) bool { return true }
+	steps := 1
+	for ; !r.Step(stable, time.Nanosecond); steps++ {
+		if steps > 100 {
+			t.Fatal("no end after 100 steps")
+		}
+	}
+	after := residenttest.KB(t, ours)
+	t.Logf("%d steps; resident %d kB → %d kB", steps, before, after)
+	if steps < 4 {
+		t.Errorf("a map of four chunks released in %d steps of a nanosecond", steps)
+	}
+	if after != 0 {
+		t.Errorf("%d kB of %d resident after the last step", after, before)
+	}
+	for i := 0; i < size; i += 4096 {
+		if m[i] != byte(i/4096)|1 {
+			t.Fatalf("byte %d reads %d after the steps", i, m[i])
+		}
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -34,27 +35,74 @@ func PageOut(dir string) {
 // process's resident set, like PageOut, but keeps those of the files that
 // stable names in the page cache: it drops them from the process's page
 // tables with madvise(MADV_DONTNEED), so the next read faults them back
-// from memory instead of the disk. The rest are paged out.
+// from memory instead of the disk. The rest are paged out. It is a
+// Releaser's Step with no time limit.
+func Release(dir string, stable func(path []byte) bool) {
+	NewReleaser(dir).Step(stable, 0)
+}
+
+// A Releaser does what Release does in steps of bounded length: dropping
+// a few hundred megabytes of resident pages takes the kernel tens of
+// milliseconds, and the caller holds off its own work during each step
+// (see Step). It remembers how far it got in each map.
+type Releaser struct {
+	prefix []byte
+	done   map[mapKey]uint64 // how far DONTNEED got in a stable map
+	paged  map[mapKey]bool   // the other maps, paged out once
+}
+
+// mapKey tells maps apart across steps: a map that moved, or another one
+// at the same address, starts afresh.
+type mapKey struct{ start, inode uint64 }
+
+// releaseChunk is how much of a map one madvise call covers, so that a
+// step can stop within its time.
+const releaseChunk = 4 << 20
+
+// NewReleaser hands back the maps of the files under dir.
+func NewReleaser(dir string) *Releaser {
+	return &Releaser{prefix: []byte(dir + "/"), done: make(map[mapKey]uint64), paged: make(map[mapKey]bool)}
+}
+
+// Step reads /proc/self/maps anew and goes on dropping the pages of the
+// stable files' maps for about budget (0: until done), pages out the
+// other maps under the folder it has not paged out yet, and reports
+// whether every map is done.
 //
-// The caller must make sure that no mapping of a stable file is unmapped
-// or moved until Release returns (the store holds off every call while it
+// The caller must make sure that no map of a stable file is unmapped or
+// moved until Step returns (the store holds off every call while a step
 // runs): a range freed between our reading /proc/self/maps and the
 // madvise call could by then hold Go heap, which DONTNEED would zero.
-// DONTNEED keeps what a shared file mapping held, written pages included
-// (they stay dirty in the page cache); a private mapping of a stable file
+// DONTNEED keeps what a shared file map held, written pages included
+// (they stay dirty in the page cache); a private map of a stable file
 // would lose its written pages, so only shared ones are dropped.
-func Release(dir string, stable func(path []byte) bool) {
-	prefix := []byte(dir + "/")
+func (r *Releaser) Step(stable func(path []byte) bool, budget time.Duration) (finished bool) {
+	deadline := time.Now().Add(budget)
+	finished = true
+	moved := false // a step drops at least one chunk, whatever its budget
 	eachMapping(func(m mapping) {
-		if !bytes.HasPrefix(m.path, prefix) {
+		if !bytes.HasPrefix(m.path, r.prefix) {
 			return
 		}
-		if stable(m.path) && len(m.perms) >= 4 && m.perms[3] == 's' {
-			madvise(m, unix.MADV_DONTNEED)
+		k := mapKey{m.start, m.inode}
+		if !stable(m.path) || len(m.perms) < 4 || m.perms[3] != 's' {
+			if !r.paged[k] {
+				madvise(m, unix.MADV_PAGEOUT)
+				r.paged[k] = true
+			}
 			return
 		}
-		madvise(m, unix.MADV_PAGEOUT)
+		for from := max(m.start, r.done[k]); from < m.end; from = r.done[k] {
+			if budget > 0 && moved && time.Now().After(deadline) {
+				finished = false
+				return
+			}
+			to := min(m.end, from+releaseChunk)
+			madvise(mapping{start: from, end: to}, unix.MADV_DONTNEED)
+			r.done[k], moved = to, true
+		}
 	})
+	return finished
 }
 
 // DropExecutable takes the pages of the running binary's read-only

@@ -2,6 +2,8 @@
 
 package resident
 
+import "time"
+
 // On other systems nothing is handed back: the calls below rely on
 // Linux's /proc/self/maps and madvise advice (see resident_linux.go).
 
@@ -10,6 +12,15 @@ func PageOut(dir string) {}
 
 // Release does nothing here.
 func Release(dir string, stable func(path []byte) bool) {}
+
+// Releaser does nothing here.
+type Releaser struct{}
+
+// NewReleaser hands back nothing here.
+func NewReleaser(string) *Releaser { return &Releaser{} }
+
+// Step has nothing to do here.
+func (*Releaser) Step(func([]byte) bool, time.Duration) bool { return true }
 
 // DropExecutable does nothing here.
 func DropExecutable() {}

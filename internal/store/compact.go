@@ -199,22 +199,43 @@ func (b *Badger) sync() {
 }
 
 // release hands every mapped page of the store back to the OS when no
-// store call is in flight, and reports whether it did. It holds off every
-// call while it runs (a few milliseconds at a million medallions), which
-// is what lets it keep the pages of the tables and value logs in the page
-// cache (resident.Release, stableMappings). The next reads after a quiet
-// moment then fault their pages back from memory, not from the disk. The
-// rest (memtable logs, tables not in the tree yet) are paged out.
+// store call is in flight, and reports whether it began. It keeps the
+// pages of the tables and value logs in the page cache (resident.Releaser,
+// stableMappings), so the next reads after a quiet moment fault them back
+// from memory, not from the disk; the rest (memtable logs, tables not in
+// the tree yet) are paged out. That is safe only while no call runs, so
+// it holds off every call while it works: in steps of releaseStep (at a
+// million medallions, after 5,000 queries, dropping their pages took
+// 15–47 ms), letting the calls that came meanwhile run in between.
 func (b *Badger) release() bool {
-	if !b.mu.TryLock() {
-		return false
+	r := resident.NewReleaser(b.mappedDir)
+	for step, busy := 0, 0; ; {
+		if !b.mu.TryLock() {
+			if step == 0 || busy == releaseWaits {
+				return step > 0 // what is left stays resident until the next release
+			}
+			busy++
+			time.Sleep(time.Millisecond)
+			continue
+		}
+		done := b.closed || r.Step(b.stableMappings(), releaseStep)
+		b.mu.Unlock()
+		if done {
+			return true
+		}
+		step++
+		time.Sleep(time.Millisecond) // the calls held off go first
 	}
-	defer b.mu.Unlock()
-	if !b.closed {
-		resident.Release(b.mappedDir, b.stableMappings())
-	}
-	return true
 }
+
+// releaseStep bounds how long release holds off the store's calls at a
+// time; releaseWaits how many milliseconds of calls in flight it waits out
+// between its steps, in all, before it leaves the rest for the next
+// release.
+const (
+	releaseStep  = 2 * time.Millisecond
+	releaseWaits = 1000
+)
 
 // stableMappings names the store's files whose maps nothing unmaps or
 // moves while release holds b.mu (a range freed meanwhile could hold Go
