@@ -71,33 +71,7 @@ func TestPageOut(t *testing.T) {
 func TestRelease(t *testing.T) {
 	dir := t.TempDir()
 	const size = 4 << 20
-	// Each file is written through its map, as Badger writes its files,
-	// and half of it synced: PAGEOUT drops such clean pages from the page
-	// cache at once (pages written with write(2) it may leave there).
-	mapFile := func(name string) []byte {
-		t.Helper()
-		f, err := os.OpenFile(filepath.Join(dir, name), os.O_RDWR|os.O_CREATE, 0o600)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer f.Close()
-		if err := f.Truncate(size); err != nil {
-			t.Fatal(err)
-		}
-		m, err := syscall.Mmap(int(f.Fd()), 0, size, syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_SHARED)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { _ = syscall.Munmap(m) })
-		for i := 0; i < size; i += 4096 {
-			m[i] = byte(i/4096) | 1
-		}
-		if _, _, errno := unix.Syscall(unix.SYS_MSYNC, uintptr(unsafe.Pointer(&m[0])), size/2, unix.MS_SYNC); errno != 0 {
-			t.Fatal(errno)
-		}
-		return m
-	}
-	stable, other := mapFile("t.sst"), mapFile("t.mem")
+	stable, other := writtenMap(t, filepath.Join(dir, "t.sst"), size), writtenMap(t, filepath.Join(dir, "t.mem"), size)
 	named := func(name string) func([]string) bool {
 		path := filepath.Join(dir, name)
 		return func(fields []string) bool { return len(fields) >= 6 && fields[5] == path }
@@ -157,22 +131,7 @@ func cachedPages(t *testing.T, m []byte) int {
 func TestReleaserSteps(t *testing.T) {
 	dir := t.TempDir()
 	const size = 4 * resident.ReleaseChunkForTest
-	f, err := os.OpenFile(filepath.Join(dir, "t.sst"), os.O_RDWR|os.O_CREATE, 0o600)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	if err := f.Truncate(size); err != nil {
-		t.Fatal(err)
-	}
-	m, err := syscall.Mmap(int(f.Fd()), 0, size, syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_SHARED)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer syscall.Munmap(m)
-	for i := 0; i < size; i += 4096 {
-		m[i] = byte(i/4096) | 1
-	}
+	m := writtenMap(t, filepath.Join(dir, "t.sst"), size)
 	ours := func(fields []string) bool { return len(fields) >= 6 && fields[5] == filepath.Join(dir, "t.sst") }
 	before := residenttest.KB(t, ours)
 	r := resident.NewReleaser(dir)
@@ -196,4 +155,33 @@ func TestReleaserSteps(t *testing.T) {
 			t.Fatalf("byte %d reads %d after the steps", i, m[i])
 		}
 	}
+}
+
+// writtenMap makes a file of size bytes at path, maps it shared, writes a
+// byte of every page through the map, as Badger writes its files, and
+// syncs the first half: PAGEOUT drops such clean pages from the page cache
+// at once (pages written with write(2) it may leave there). The map is
+// undone when the test ends.
+func writtenMap(t *testing.T, path string, size int) []byte {
+	t.Helper()
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if err := f.Truncate(int64(size)); err != nil {
+		t.Fatal(err)
+	}
+	m, err := syscall.Mmap(int(f.Fd()), 0, size, syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_SHARED)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = syscall.Munmap(m) })
+	for i := 0; i < size; i += 4096 {
+		m[i] = byte(i/4096) | 1
+	}
+	if _, _, errno := unix.Syscall(unix.SYS_MSYNC, uintptr(unsafe.Pointer(&m[0])), uintptr(size/2), unix.MS_SYNC); errno != 0 {
+		t.Fatal(errno)
+	}
+	return m
 }
