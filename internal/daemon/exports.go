@@ -15,6 +15,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/medallionhq/medallion/internal/atomicfile"
 	"github.com/medallionhq/medallion/internal/store"
 )
 
@@ -256,26 +257,14 @@ func (e *exporter) unchanged(ctx context.Context, storeID string) (string, bool,
 	return newest, state == mark.State, nil
 }
 
-// writeMark writes an export's mark (temporary file, then rename: a torn
-// mark would only cost an export, but a whole one is as cheap).
+// writeMark writes an export's mark (atomicfile: a torn mark would only
+// cost an export, but a whole one is as cheap).
 func writeMark(export string, mark exportMark) error {
 	data, err := json.Marshal(mark)
 	if err != nil {
 		return err
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(export), "."+filepath.Base(export)+markSuffix+".*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name())
-	_, err = tmp.Write(data)
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), export+markSuffix)
+	return atomicfile.Write(export+markSuffix, data)
 }
 
 // exports lists the export files, oldest first.

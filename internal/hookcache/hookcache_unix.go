@@ -10,6 +10,7 @@ import (
 	"slices"
 	"syscall"
 
+	"github.com/medallionhq/medallion/internal/atomicfile"
 	"github.com/medallionhq/medallion/internal/scope"
 )
 
@@ -161,19 +162,7 @@ func (w *Writer) Put(a Answer) (string, error) {
 	if w.byScope {
 		a.CWD = ""
 	}
-	tmp, err := os.CreateTemp(w.dir, "."+name+".*")
-	if err != nil {
-		return "", fmt.Errorf("hook answer: %w", err)
-	}
-	_, err = tmp.Write(a.encode())
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp.Name(), path(w.dir, name))
-	}
-	if err != nil {
-		_ = os.Remove(tmp.Name())
+	if err := atomicfile.Write(path(w.dir, name), a.encode()); err != nil {
 		return "", fmt.Errorf("hook answer: %w", err)
 	}
 	return name, nil
