@@ -76,13 +76,13 @@ The daemon keeps each answer it gave a hook in a file beside its socket
 repository (any of its folders and worktrees; the same directory when the
 config has scope_rule blocks) reads that file instead of asking: the hook
 runs before every session, and the round trip was about a fifth of its
-time. A file never outlives
-the answer: the daemon removes it before a new version of a medallion of
-its scope is stored (and writes the new answer once the writes have been
-quiet for two seconds), and the hook ignores it when the daemon that wrote
-it is gone or when the directory's repository is no longer the one it was
-written for. A daemon that starts readies the answers of the folders of the
-16 most recent sessions. --verbose says when a file answered.
+time. A file never outlives the answer: the daemon removes it before a new
+version of a medallion of its scope is stored (and writes the new answer
+once the writes have been quiet for two seconds), and the hook ignores it
+when the daemon that wrote it is gone or when the directory's repository
+is no longer the one it was written for. A daemon that starts readies the
+answers of the folders of the 16 most recent sessions. --verbose says when
+a file answered.
 
 When the daemon is down (nothing listens on the socket), the hook also starts
 it in the background with "medalliond start --socket SOCKET" (the medalliond
