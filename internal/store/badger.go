@@ -42,6 +42,12 @@ const DefaultGCInterval = 10 * time.Minute
 // another one (most likely a running medalliond).
 var ErrLocked = errors.New("store directory is in use by another open store (is medalliond already running?)")
 
+// lockFileName is our own lock beside Badger's (taken where flock exists,
+// see lockDir): Badger reports its lock failure only as formatted text,
+// and we want an error callers can test with errors.Is(err, ErrLocked).
+// Salvage and the store's file checks skip it on every platform.
+const lockFileName = "medallion.lock"
+
 // errClosed is returned by calls made after Close.
 var errClosed = errors.New("store is closed")
 

@@ -10,11 +10,6 @@ import (
 	"syscall"
 )
 
-// lockFileName is our own lock beside Badger's: Badger reports its lock
-// failure only as formatted text, and we want an error callers can test
-// with errors.Is(err, ErrLocked).
-const lockFileName = "medallion.lock"
-
 // lockDir takes an exclusive, non-blocking flock on dir/medallion.lock.
 // flock belongs to the open file description, so a second Open in the same
 // process fails just like one from another process, and the kernel drops
