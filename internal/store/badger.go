@@ -101,11 +101,14 @@ type Badger struct {
 	// mappedDir is dir with its symlinks resolved, as /proc/self/maps
 	// names the files the store maps.
 	mappedDir string
-	db        *badger.DB // replaced only under mu (write), see reopenWritable
-	dir       string
-	lock      *os.File
-	logger    hclog.Logger
-	now       func() time.Time
+	// reclaimedLogs is the value logs' size after the last reclaim (0
+	// before the first): compactLoop's alone (reclaim.go).
+	reclaimedLogs int64
+	db            *badger.DB // replaced only under mu (write), see reopenWritable
+	dir           string
+	lock          *os.File
+	logger        hclog.Logger
+	now           func() time.Time
 
 	// The free-space guard (space.go).
 	reserve   int64

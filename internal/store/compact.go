@@ -51,7 +51,8 @@ func (b *Badger) wrote() {
 // compactLoop compacts level 0 while the store is written to and drops the
 // store's mapped pages from memory (trimMapped) when they grow past
 // mappedBudget, when writing stops (then OnQuiet) and when no call at all
-// has come for a whole mappedCheck (then OnIdle). It ends at Close.
+// has come for a whole mappedCheck (then OnIdle, after reclaiming the
+// space of deleted values when that is due: reclaim.go). It ends at Close.
 //
 // A compaction runs on a goroutine of its own: it can take seconds, it
 // writes its new tables through maps too, and writes go on meanwhile, so
@@ -80,9 +81,15 @@ func (b *Badger) compactLoop() {
 			return
 		case <-check.C:
 			n := b.calls.Load()
-			if n == seen && n != released && b.release() {
+			idle := n == seen && n != released
+			if idle && b.reclaimIfDue() {
+				// The collector's passes count as calls.
+				n = b.calls.Load()
+			}
+			if idle && b.release() {
 				// No call since the last check, a whole mappedCheck ago,
-				// and none running: the store is idle. Everything was
+				// and none running: the store is idle. Deleted values'
+				// space was reclaimed if it was due, and everything was
 				// handed back, once per stretch of idleness.
 				released = n
 				if b.onIdle != nil {

@@ -49,6 +49,9 @@ import (
 // characters in nodes and tags, and ids are limited to [A-Za-z0-9._:-].
 // Big-endian fixed-width integers keep byte order equal to numeric order.
 //
+// "r/flush" is written and dropped at once by a reclaim (reclaim.go), and
+// only ever read back by the DropPrefix that drops it.
+//
 // "q/" belongs to the Indexer (index.go; package search), which writes
 // under it in the transactions that write versions.
 //

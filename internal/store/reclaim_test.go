@@ -1,0 +1,168 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/medallionhq/medallion/internal/medallion"
+	"github.com/medallionhq/medallion/internal/transcript"
+)
+
+// smallReclaims makes stores opened from now on start a value log every
+// MiB and reclaim after 2 MiB, so that a few MiB of events show what a
+// daemon's hundreds do; idle sets the idle check's period.
+func smallReclaims(t *testing.T, idle time.Duration) {
+	t.Helper()
+	restoreLog := SetValueLogFileSize(1 << 20)
+	restoreCheck := SetMappedCheck(idle)
+	prev := reclaimAfter
+	reclaimAfter = 2 << 20
+	t.Cleanup(func() { restoreLog(); restoreCheck(); reclaimAfter = prev })
+}
+
+// writeAndClear ingests sessions sessions of ten batches of 50 events of
+// about 1 KB and clears each batch as a checkpoint would, all but the
+// last batch of the last session, which stays buffered. It returns the
+// last session's id.
+func writeAndClear(t *testing.T, s *Badger, prefix string, sessions int) string {
+	t.Helper()
+	text := strings.Repeat("go test ./internal/store: ok, the chunk is cleared ", 20)
+	var sid string
+	for i := range sessions {
+		sid = fmt.Sprintf("%s-%04d", prefix, i)
+		fs := file(sid, 0)
+		for batch := range 10 {
+			evs := make([]transcript.Event, 50)
+			for j := range evs {
+				evs[j] = ev(sid, fmt.Sprintf("%s-%d-%d", sid, batch, j), j, transcript.KindAssistantMessage)
+				evs[j].Text = text
+			}
+			fs.Offset += 50_000
+			mustIngest(t, s, IngestBatch{File: fs, Events: evs, Scopes: map[string][]string{sid: {"repo:x"}}})
+			if i == sessions-1 && batch == 9 {
+				break
+			}
+			if err := s.ClearEpisode(context.Background(), sid, uint64(batch+1)*50); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	return sid
+}
+
+// TestReclaimFreesClearedEvents: the events checkpoints cleared leave the
+// disk at a reclaim, and nothing else does: the medallion, the buffered
+// events, the sessions and the file states are all there after it, and
+// after a reopen. A reclaim with nothing new written since is not due.
+func TestReclaimFreesClearedEvents(t *testing.T) {
+	smallReclaims(t, time.Hour)
+	dir := t.TempDir()
+	s := openIngest(t, dir, nil)
+	ctx := context.Background()
+	m := &medallion.Medallion{
+		Meta:    medallion.Meta{MedallionID: "kept", SchemaVersion: medallion.SchemaVersion, Model: "tier0"},
+		Scope:   medallion.Scope{GraphNodes: []string{"repo:x"}},
+		Summary: medallion.Summary{HighLevel: "what a reclaim must keep"},
+	}
+	if _, err := s.Create(ctx, m); err != nil {
+		t.Fatal(err)
+	}
+	last := writeAndClear(t, s, "sess", 16)
+	before := s.DiskUsage()
+	if !s.reclaimIfDue() {
+		t.Fatal("no reclaim after 16 sessions' events were written and cleared")
+	}
+	after := s.DiskUsage()
+	t.Logf("store on disk: %d KiB before the reclaim, %d KiB after", before>>10, after>>10)
+	if after > before/2 {
+		t.Errorf("store on disk: %d KiB before the reclaim, %d KiB after; want at most half", before>>10, after>>10)
+	}
+	if s.reclaimIfDue() {
+		t.Error("a second reclaim ran with nothing written since")
+	}
+	check := func(s *Badger) {
+		t.Helper()
+		if got, err := s.Get(ctx, "kept"); err != nil || got.Summary.HighLevel != m.Summary.HighLevel {
+			t.Errorf("medallion after the reclaim: %v, %v", got, err)
+		}
+		if evs := mustEpisode(t, s, last, 0, 100); len(evs) != 50 {
+			t.Errorf("%d events buffered for %s after the reclaim, want 50", len(evs), last)
+		}
+		if sessions, err := s.Sessions(ctx); err != nil || len(sessions) != 16 {
+			t.Errorf("%d sessions after the reclaim (%v), want 16", len(sessions), err)
+		}
+		if states, err := s.FileStates(ctx); err != nil || len(states) != 16 {
+			t.Errorf("%d file states after the reclaim (%v), want 16", len(states), err)
+		}
+		if n := countKeys(t, s, reclaimKey); n != 0 {
+			t.Errorf("%d reclaim keys left in the store", n)
+		}
+	}
+	check(s)
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	check(openIngest(t, dir, nil))
+}
+
+// TestReclaimWhenIdle: the store reclaims by itself once it is idle.
+func TestReclaimWhenIdle(t *testing.T) {
+	smallReclaims(t, 100*time.Millisecond)
+	s := openIngest(t, t.TempDir(), nil)
+	writeAndClear(t, s, "idle", 16)
+	before := s.DiskUsage()
+	deadline := time.Now().Add(compactQuiet + 20*time.Second)
+	for s.DiskUsage() > before/2 {
+		if time.Now().After(deadline) {
+			t.Fatalf("store on disk: %d KiB after the writes, still %d KiB once idle", before>>10, s.DiskUsage()>>10)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// TestReclaimHoldsOffWrites: Badger fails the writes its DropPrefix
+// blocks (ErrBlockedWrites); the writes made while reclaims run must all
+// succeed, having waited.
+func TestReclaimHoldsOffWrites(t *testing.T) {
+	smallReclaims(t, time.Hour)
+	s := openIngest(t, t.TempDir(), nil)
+	ctx := context.Background()
+	var writeErr error
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for i := range 300 {
+			sid := fmt.Sprintf("busy-%04d", i)
+			evs := events(sid, sid, 20)
+			if _, err := s.Ingest(ctx, IngestBatch{File: file(sid, 2000), Events: evs}); err != nil {
+				writeErr = fmt.Errorf("ingest %d: %w", i, err)
+				return
+			}
+			if err := s.ClearEpisode(ctx, sid, 20); err != nil {
+				writeErr = fmt.Errorf("clear %d: %w", i, err)
+				return
+			}
+		}
+	}()
+	ran := 0
+	for running := true; running; {
+		select {
+		case <-done:
+			running = false
+		default:
+			if s.flushAndCompact() {
+				ran++
+			}
+		}
+	}
+	if writeErr != nil {
+		t.Fatalf("a write during the reclaims' flushes failed: %v", writeErr)
+	}
+	if ran == 0 {
+		t.Fatal("no flush ran among the writes")
+	}
+	t.Logf("%d flushes ran among the writes", ran)
+}
