@@ -3,6 +3,7 @@ package e2e
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -128,12 +129,14 @@ func BenchmarkFootprintBackfill(b *testing.B) {
 		time.Sleep(5 * time.Second)
 		settledRSS, _, _ := procMemory(d.pid())
 		b.Logf("settled: %s", rssParts(d.pid(), d.dataDir()))
+		settledStore := d.storeMB()
 		idleStart := time.Now()
 		cpu := idleWatch(b, d.pid(), idle)
 		logExports(b, d, idleStart)
 		idleRSS, hwm2, _ := procMemory(d.pid())
 		hwm = max(hwm, hwm2)
 		b.Logf("idle: %s", rssParts(d.pid(), d.dataDir()))
+		idleStore := d.storeMB()
 
 		d.stop()
 
@@ -145,6 +148,7 @@ func BenchmarkFootprintBackfill(b *testing.B) {
 		restartIdleRSS, _, _ := procMemory(d.pid())
 
 		b.Logf("idle after a restart: %s", rssParts(d.pid(), d.dataDir()))
+		restartStore := d.storeMB()
 		d.stop()
 
 		rate := float64(total) / elapsed.Seconds()
@@ -154,6 +158,7 @@ func BenchmarkFootprintBackfill(b *testing.B) {
 			readCPU, cpuRate/dec.cpu, settled.Round(time.Second))
 		b.Logf("RSS: peak %.0f MB, settled %.0f MB, idle %.0f MB, 10 s after a restart %.0f MB, then idle %.0f MB; idle CPU %.3f %% over %s",
 			hwm, settledRSS, idleRSS, restartRSS, restartIdleRSS, cpu, idle)
+		b.Logf("store on disk: %.0f MB settled, %.0f MB after the idle period, %.0f MB after a restart's", settledStore, idleStore, restartStore)
 		b.ReportMetric(rate/1e6, "backfill-MB/s")
 		b.ReportMetric(rate/decode, "vs-map-decode")
 		b.ReportMetric(cpuRate/dec.cpu, "cpu-vs-map-decode")
@@ -162,7 +167,22 @@ func BenchmarkFootprintBackfill(b *testing.B) {
 		b.ReportMetric(restartRSS, "restart-rss-MB")
 		b.ReportMetric(restartIdleRSS, "restart-idle-rss-MB")
 		b.ReportMetric(cpu, "idle-cpu-%")
+		b.ReportMetric(idleStore, "idle-store-MB")
 	}
+}
+
+// storeMB is the store's size on disk as status reports it, in MB. Status
+// is a store call (it ends the store's idleness), so it is asked only
+// between the idle periods.
+func (d *ingestd) storeMB() float64 {
+	d.tb.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	st, err := d.c.Status(ctx)
+	if err != nil {
+		d.tb.Fatalf("status: %v", err)
+	}
+	return float64(st.StoreBytes) / 1e6
 }
 
 // writeFootprint writes footprintBytes of sessions in footprintFiles files

@@ -18,9 +18,9 @@ func smallReclaims(t *testing.T, idle time.Duration) {
 	t.Helper()
 	restoreLog := SetValueLogFileSize(1 << 20)
 	restoreCheck := SetMappedCheck(idle)
-	prev := reclaimAfter
+	prevAfter, prevTables := reclaimAfter, reclaimMaxTables
 	reclaimAfter = 2 << 20
-	t.Cleanup(func() { restoreLog(); restoreCheck(); reclaimAfter = prev })
+	t.Cleanup(func() { restoreLog(); restoreCheck(); reclaimAfter, reclaimMaxTables = prevAfter, prevTables })
 }
 
 // writeAndClear ingests sessions sessions of ten batches of 50 events of
@@ -56,7 +56,8 @@ func writeAndClear(t *testing.T, s *Badger, prefix string, sessions int) string 
 // TestReclaimFreesClearedEvents: the events checkpoints cleared leave the
 // disk at a reclaim, and nothing else does: the medallion, the buffered
 // events, the sessions and the file states are all there after it, and
-// after a reopen. A reclaim with nothing new written since is not due.
+// after a reopen. A reclaim with nothing new written since is not due,
+// nor one whose tables are past reclaimMaxTables.
 func TestReclaimFreesClearedEvents(t *testing.T) {
 	smallReclaims(t, time.Hour)
 	dir := t.TempDir()
@@ -72,6 +73,11 @@ func TestReclaimFreesClearedEvents(t *testing.T) {
 	}
 	last := writeAndClear(t, s, "sess", 16)
 	before := s.DiskUsage()
+	reclaimMaxTables = -1 // any tables, even none, are over it
+	if s.reclaimIfDue() {
+		t.Fatal("a reclaim ran with the tables over reclaimMaxTables")
+	}
+	reclaimMaxTables = 32 << 20
 	if !s.reclaimIfDue() {
 		t.Fatal("no reclaim after 16 sessions' events were written and cleared")
 	}
