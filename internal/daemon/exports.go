@@ -26,9 +26,12 @@ const (
 	// ExportsDir is the folder under the data dir holding the exports.
 	ExportsDir = "exports"
 	// exportPrefix and exportSuffix frame an export's name around its UTC
-	// time, which sorts like the time.
+	// time, which sorts like the time. Exports are JSON Lines compressed
+	// with zstd; plainSuffix names the uncompressed ones older builds
+	// wrote, which are still listed, imported and pruned.
 	exportPrefix = "medallions-"
-	exportSuffix = ".jsonl"
+	exportSuffix = ".jsonl.zst"
+	plainSuffix  = ".jsonl"
 	exportLayout = "20060102T150405Z"
 	// markSuffix names the mark beside an export (see exportMark).
 	markSuffix = ".state"
@@ -160,19 +163,34 @@ func (e *exporter) export(ctx context.Context) (bool, error) {
 		return false, fmt.Errorf("export: %w", err)
 	}
 	defer os.Remove(tmp.Name()) // a no-op once renamed
-	w := bufio.NewWriterSize(tmp, 64<<10)
-	n, size := 0, int64(0)
+	zw, err := newExportWriter(tmp)
+	if err != nil {
+		tmp.Close()
+		return false, fmt.Errorf("export: %w", err)
+	}
+	w := bufio.NewWriterSize(zw, 64<<10)
+	n, jsonBytes := 0, int64(0)
 	state, err := e.st.ExportJSON(ctx, func(line []byte) error {
 		n++
-		size += int64(len(line))
+		jsonBytes += int64(len(line))
 		_, err := w.Write(line)
 		return err
 	})
 	if err == nil {
 		err = w.Flush()
 	}
+	if cerr := zw.Close(); err == nil {
+		err = cerr
+	}
 	if err == nil {
 		err = tmp.Sync()
+	}
+	var size int64 // what the mark checks the export against
+	if err == nil {
+		var fi os.FileInfo
+		if fi, err = tmp.Stat(); err == nil {
+			size = fi.Size()
+		}
 	}
 	if cerr := tmp.Close(); err == nil {
 		err = cerr
@@ -189,7 +207,7 @@ func (e *exporter) export(ctx context.Context) (bool, error) {
 	if err := os.Rename(tmp.Name(), path); err != nil {
 		return false, fmt.Errorf("export: %w", err)
 	}
-	e.log.Info("exported medallions", "path", path, "versions", n)
+	e.log.Info("exported medallions", "path", path, "versions", n, "json_mib", jsonBytes>>20, "file_kib", size>>10)
 	if err := writeMark(path, exportMark{Store: storeID, State: state, Bytes: size}); err != nil {
 		// The export is whole; without its mark the next one is
 		// written even when nothing changed.
@@ -272,7 +290,8 @@ func (e *exporter) exports() []string {
 	return listExports(e.dir)
 }
 
-// listExports lists the export files in dir, oldest first.
+// listExports lists the export files in dir, oldest first: the
+// compressed ones and the plain ones older builds wrote.
 func listExports(dir string) []string {
 	entries, err := os.ReadDir(dir)
 	if err != nil {
@@ -280,15 +299,29 @@ func listExports(dir string) []string {
 	}
 	var out []string
 	for _, en := range entries {
-		n := en.Name()
-		if en.Type().IsRegular() && strings.HasPrefix(n, exportPrefix) && strings.HasSuffix(n, exportSuffix) {
-			if _, err := time.Parse(exportLayout, strings.TrimSuffix(strings.TrimPrefix(n, exportPrefix), exportSuffix)); err == nil {
-				out = append(out, filepath.Join(dir, n))
-			}
+		if _, ok := exportTime(en.Name()); ok && en.Type().IsRegular() {
+			out = append(out, filepath.Join(dir, en.Name()))
 		}
 	}
 	slices.Sort(out)
 	return out
+}
+
+// exportTime is the time an export's file name gives, if name is one.
+func exportTime(name string) (time.Time, bool) {
+	stem, ok := strings.CutPrefix(name, exportPrefix)
+	if !ok {
+		return time.Time{}, false
+	}
+	if s, ok := strings.CutSuffix(stem, exportSuffix); ok {
+		stem = s
+	} else if s, ok := strings.CutSuffix(stem, plainSuffix); ok {
+		stem = s
+	} else {
+		return time.Time{}, false
+	}
+	t, err := time.Parse(exportLayout, stem)
+	return t, err == nil
 }
 
 // newest is the time of the newest export.
@@ -297,9 +330,7 @@ func (e *exporter) newest() (time.Time, bool) {
 	if len(all) == 0 {
 		return time.Time{}, false
 	}
-	n := filepath.Base(all[len(all)-1])
-	t, err := time.Parse(exportLayout, strings.TrimSuffix(strings.TrimPrefix(n, exportPrefix), exportSuffix))
-	return t, err == nil
+	return exportTime(filepath.Base(all[len(all)-1]))
 }
 
 // prune removes all but the newest keep exports, with their marks, and
@@ -311,7 +342,7 @@ func (e *exporter) prune() {
 			e.log.Warn("remove old export", "path", p, "error", err)
 		}
 	}
-	marks, _ := filepath.Glob(filepath.Join(e.dir, exportPrefix+"*"+exportSuffix+markSuffix))
+	marks, _ := filepath.Glob(filepath.Join(e.dir, exportPrefix+"*"+markSuffix))
 	for _, m := range marks {
 		if _, err := os.Stat(strings.TrimSuffix(m, markSuffix)); !errors.Is(err, os.ErrNotExist) {
 			continue

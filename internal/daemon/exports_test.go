@@ -2,9 +2,12 @@ package daemon
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -54,7 +57,7 @@ func TestExporterKeepsTheNewest(t *testing.T) {
 	if len(all) != DefaultExportKeep {
 		t.Fatalf("%d exports kept, want %d: %v", len(all), DefaultExportKeep, all)
 	}
-	if got, want := filepath.Base(all[len(all)-1]), "medallions-20260301T210000Z.jsonl"; got != want {
+	if got, want := filepath.Base(all[len(all)-1]), "medallions-20260301T210000Z.jsonl.zst"; got != want {
 		t.Errorf("newest export %s, want %s", got, want)
 	}
 	fi, err := os.Stat(all[0])
@@ -64,11 +67,7 @@ func TestExporterKeepsTheNewest(t *testing.T) {
 	if fi.Mode().Perm() != 0o600 {
 		t.Errorf("export mode %v, want 0600", fi.Mode().Perm())
 	}
-	data, err := os.ReadFile(all[0])
-	if err != nil {
-		t.Fatal(err)
-	}
-	if strings.Count(string(data), "\n") != 4 || !strings.Contains(string(data), `"medallion_id":"m1"`) {
+	if data := readExport(t, all[0]); strings.Count(data, "\n") != 4 || !strings.Contains(data, `"medallion_id":"m1"`) {
 		t.Errorf("export: %s", data)
 	}
 	if newest, ok := e.newest(); !ok || !newest.Equal(clock.Add(-time.Hour)) {
@@ -148,11 +147,7 @@ func TestExportWaitsForQuiet(t *testing.T) {
 		time.Sleep(100 * time.Millisecond)
 	}
 	waitFor(t, "an export once the writes stopped", func() bool { return len(listExports(dir)) == 1 })
-	b, err := os.ReadFile(listExports(dir)[0])
-	if err != nil {
-		t.Fatal(err)
-	}
-	if n := strings.Count(string(b), "\n"); n != writes {
+	if n := strings.Count(readExport(t, listExports(dir)[0]), "\n"); n != writes {
 		t.Errorf("the export holds %d versions, want all %d", n, writes)
 	}
 	if err := r.stop(t); err != nil {
@@ -269,4 +264,89 @@ func TestExportSkippedWhenUnchanged(t *testing.T) {
 	e = newAt(other)
 	export(e, true, "another store in the same state")
 	export(e, false, "nothing written to the other store since")
+}
+
+// readExport is an export's JSON Lines, decompressed.
+func readExport(t *testing.T, path string) string {
+	t.Helper()
+	r, err := openExport(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	data, err := io.ReadAll(r)
+	if err != nil {
+		t.Fatalf("read %s: %v", path, err)
+	}
+	return string(data)
+}
+
+// TestPlainExportsOfOlderBuilds: the uncompressed exports an older build
+// wrote are listed with the new ones, count as the newest when they are,
+// are pruned in turn with their marks, and import as they are.
+func TestPlainExportsOfOlderBuilds(t *testing.T) {
+	ctx := context.Background()
+	dataDir := t.TempDir()
+	st, err := store.Open(filepath.Join(dataDir, "store"), store.Options{GCInterval: -1, Reserve: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	for _, id := range []string{"m1", "m2"} {
+		if _, err := st.Create(ctx, testMedallion(id)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var plain strings.Builder
+	if _, err := st.ExportJSON(ctx, func(line []byte) error { plain.Write(line); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(dataDir, ExportsDir)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	old := filepath.Join(dir, "medallions-20260301T120000Z.jsonl")
+	if err := os.WriteFile(old, []byte(plain.String()), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(old+markSuffix, []byte("{}"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	e := newExporter(st, dataDir, hclog.NewNullLogger())
+	if newest, ok := e.newest(); !ok || !newest.Equal(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)) {
+		t.Fatalf("newest export %v, %v; want the plain one's time", newest, ok)
+	}
+
+	// It imports as it is.
+	fresh, err := store.Open(filepath.Join(dataDir, "fresh"), store.Options{GCInterval: -1, Reserve: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fresh.Close()
+	if n, err := importFile(ctx, fresh, old, func(string) {}); err != nil || n != 2 {
+		t.Fatalf("imported %d medallions from the plain export (%v), want 2", n, err)
+	}
+
+	// Compressed exports follow it, and it is pruned in turn.
+	e.keep = 2
+	clock := time.Date(2026, 3, 2, 12, 0, 0, 0, time.UTC)
+	e.now = func() time.Time { clock = clock.Add(time.Hour); return clock }
+	for i := range 2 {
+		if _, err := st.Create(ctx, testMedallion(fmt.Sprintf("n%d", i))); err != nil {
+			t.Fatal(err)
+		}
+		if wrote, err := e.export(ctx); err != nil || !wrote {
+			t.Fatalf("export %d: wrote %v, %v", i+1, wrote, err)
+		}
+	}
+	all := e.exports()
+	if len(all) != 2 || slices.Contains(all, old) {
+		t.Fatalf("exports %v: want the two compressed ones", all)
+	}
+	if _, err := os.Stat(old + markSuffix); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the plain export's mark outlived it: %v", err)
+	}
+	if data := readExport(t, all[1]); strings.Count(data, "\n") != 4 {
+		t.Errorf("newest export holds %d versions, want 4", strings.Count(data, "\n"))
+	}
 }

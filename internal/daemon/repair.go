@@ -147,7 +147,7 @@ func whole(vs []*medallion.Medallion) bool {
 // importFile imports an export file into st, skipping ids already stored,
 // and returns how many medallions it added; stored is called with each.
 func importFile(ctx context.Context, st *store.Badger, path string, stored func(id string)) (int, error) {
-	f, err := os.Open(path)
+	f, err := openExport(path)
 	if err != nil {
 		return 0, err
 	}
