@@ -683,3 +683,17 @@ func TestCommandNames(t *testing.T) {
 		}
 	}
 }
+
+// TestImportRefusesCompressed: a compressed export (the daemon's own are
+// zstd) gets the command that imports it, before any daemon is asked.
+func TestImportRefusesCompressed(t *testing.T) {
+	zst := writeFile(t, "medallions-20260301T120000Z.jsonl.zst", "\x28\xb5\x2f\xfd rest of the frame")
+	r := ctl(t, "", "--socket", "/nonexistent/s.sock", "import", zst)
+	if want := "decompress it into import: zstd -dc " + zst + " | medallionctl import -"; r.code != 1 || !strings.Contains(r.stderr, want) {
+		t.Errorf("import of a zstd file: exit %d, stderr %q; want exit 1 and %q", r.code, r.stderr, want)
+	}
+	r = ctl(t, "\x1f\x8b\x08\x00", "--socket", "/nonexistent/s.sock", "import", "-")
+	if want := "compressed with gzip (the daemon's automatic exports are); decompress it into import: gzip -dc FILE | medallionctl import -"; r.code != 1 || !strings.Contains(r.stderr, want) {
+		t.Errorf("import of gzip on stdin: exit %d, stderr %q; want exit 1 and %q", r.code, r.stderr, want)
+	}
+}

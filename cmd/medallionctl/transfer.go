@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"fmt"
 	"io"
@@ -64,21 +65,32 @@ func (a *app) importCommand() *cobra.Command {
 stdin) and stores every medallion with all its versions as they are.
 A medallion whose id is stored already is left unchanged and listed: an
 import never overwrites. A bad line stops the import with its number; the
-medallions before it stay imported, so fix the line and import again.`,
+medallions before it stay imported, so fix the line and import again.
+The daemon's own daily exports (DATA_DIR/exports/*.jsonl.zst) are
+compressed with zstd: decompress them into import, as below.`,
 		Example: `  medallionctl import medallions.jsonl
+  zstd -dc ~/.local/share/medallion/exports/medallions-20260301T120000Z.jsonl.zst | medallionctl import -
   gunzip -c medallions-2026-03-01.jsonl.gz | medallionctl import -`,
 		Args: exactArgs("FILE"),
 	}
 	out := addOutputFlag(cmd)
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
-		var r io.Reader = a.stdin
+		var in io.Reader = a.stdin
 		if args[0] != "-" {
 			f, err := os.Open(args[0])
 			if err != nil {
 				return fmt.Errorf("import: %w", err)
 			}
 			defer f.Close()
-			r = f
+			in = f
+		}
+		r := bufio.NewReader(in)
+		if tool := compressedWith(r); tool != "" {
+			file := args[0]
+			if file == "-" {
+				file = "FILE"
+			}
+			return fmt.Errorf("import: the input is compressed with %s (the daemon's automatic exports are); decompress it into import: %s -dc %s | medallionctl import -", tool, tool, file)
 		}
 		res, err := a.client().Import(cmd.Context(), r)
 		if err != nil {
@@ -106,4 +118,17 @@ func (l *lineCounter) Write(p []byte) (int, error) {
 	n, err := l.w.Write(p)
 	l.n += bytes.Count(p[:n], []byte{'\n'})
 	return n, err
+}
+
+// compressedWith names the tool that compressed what r holds, from its
+// first bytes, or is "" for anything else (JSON Lines start with '{').
+func compressedWith(r *bufio.Reader) string {
+	head, _ := r.Peek(4)
+	switch {
+	case bytes.HasPrefix(head, []byte{0x28, 0xb5, 0x2f, 0xfd}):
+		return "zstd"
+	case bytes.HasPrefix(head, []byte{0x1f, 0x8b}):
+		return "gzip"
+	}
+	return ""
 }
