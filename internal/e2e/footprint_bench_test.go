@@ -416,8 +416,9 @@ func logExports(b *testing.B, d *ingestd, since time.Time) {
 			continue
 		}
 		stamp, _, _ := strings.Cut(line, " ")
+		_, figures, _ := strings.Cut(line, "versions=")
 		if at, err := time.Parse(time.RFC3339Nano, stamp); err == nil {
-			b.Logf("automatic export %s into the idle period", at.Sub(since).Round(time.Second))
+			b.Logf("automatic export %s into the idle period: versions=%s", at.Sub(since).Round(time.Second), strings.TrimSpace(figures))
 		}
 	}
 }
