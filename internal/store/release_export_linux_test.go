@@ -87,3 +87,18 @@ func sharedMaps(dir string, stable func(path []byte) bool) []string {
 	}
 	return out
 }
+
+// FlushAndCompact runs a reclaim's flush and compaction (reclaim.go) and
+// reports whether it ran (no call was in flight).
+func FlushAndCompact(b *Badger) bool { return b.flushAndCompact() }
+
+// ReclaimIfDue runs a reclaim when one is due, as the idle check does.
+func ReclaimIfDue(b *Badger) bool { return b.reclaimIfDue() }
+
+// SetReclaim sets how much the value logs must grow before a reclaim and
+// the tables' size past which none runs, until restore is called.
+func SetReclaim(after, maxTables int64) (restore func()) {
+	prevAfter, prevTables := reclaimAfter, reclaimMaxTables
+	reclaimAfter, reclaimMaxTables = after, maxTables
+	return func() { reclaimAfter, reclaimMaxTables = prevAfter, prevTables }
+}
