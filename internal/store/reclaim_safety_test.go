@@ -270,6 +270,9 @@ func TestReclaimCallsSeeTheirWrites(t *testing.T) {
 					fail("episode %s after clear: %d events, %v", sid, len(got), err)
 					return
 				}
+				// A moment with no call in flight, now and then, as a
+				// daemon's calls leave: when a reclaim can begin.
+				time.Sleep(time.Duration(i%3) * time.Millisecond)
 			}
 		}()
 	}
