@@ -88,12 +88,18 @@ func sharedMaps(dir string, stable func(path []byte) bool) []string {
 	return out
 }
 
-// FlushAndCompact runs a reclaim's flush and compaction (reclaim.go) and
+// Reclaim does a reclaim's work (reclaim.go) whether due or not: the
+// flush and compaction, then, with collect, the value-log collector. It
 // reports whether it ran (no call was in flight).
-func FlushAndCompact(b *Badger) bool { return b.flushAndCompact() }
-
-// ReclaimIfDue runs a reclaim when one is due, as the idle check does.
-func ReclaimIfDue(b *Badger) bool { return b.reclaimIfDue() }
+func Reclaim(b *Badger, collect bool) bool {
+	if !b.flushAndCompact() {
+		return false
+	}
+	if collect {
+		b.collectGarbage()
+	}
+	return true
+}
 
 // SetReclaim sets how much the value logs must grow before a reclaim and
 // the tables' size past which none runs, until restore is called.

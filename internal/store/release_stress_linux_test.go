@@ -315,25 +315,18 @@ func TestReleaseUnderLoad(t *testing.T) {
 		}
 	}()
 	// Reclaims, as the idle check runs them: only when no call is in
-	// flight, so every time the workers stop for it (quiet). Every other
-	// one is a whole reclaim when due (not under the race detector: its
-	// collector), the rest the flush and compaction alone.
+	// flight, so every time the workers stop for it (quiet). Each is the
+	// flush and compaction, then the collector (not under the race
+	// detector: see gcInterval). The idle check's own come besides.
 	var reclaims atomic.Int64
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
 		rng := rand.New(rand.NewPCG(11, 11))
-		for i := 0; ctx.Err() == nil; i++ {
+		for ctx.Err() == nil {
 			quiet.Lock()
 			for deadline := time.Now().Add(50 * time.Millisecond); time.Now().Before(deadline); {
-				var ran bool
-				if i%2 == 0 && !raceBuild {
-					ran = store.ReclaimIfDue(st)
-				}
-				if !ran {
-					ran = store.FlushAndCompact(st)
-				}
-				if ran {
+				if store.Reclaim(st, !raceBuild) {
 					reclaims.Add(1)
 					break
 				}
