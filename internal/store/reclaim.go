@@ -90,6 +90,19 @@ func (b *Badger) flushAndCompact() bool {
 	err := b.db.Update(func(txn *badger.Txn) error { return txn.Set(reclaimKey, nil) })
 	if err == nil {
 		err = b.db.DropPrefix(reclaimKey)
+		if err != nil {
+			// A DropPrefix whose memtable flush failed (a table it could
+			// not create) leaves the current memtable in Badger's list of
+			// those to flush too, and Badger exits the process (y.Assert)
+			// when it flushes the next one, a memtable later. Reopening
+			// the database starts it over from what is on disk, the
+			// memtable included (TestReclaimFlushFails).
+			b.logger.Warn("reclaim: flush failed; reopening the store", "error", err)
+			if _, open := b.reopen(); !open {
+				b.mu.Unlock()
+				return false
+			}
+		}
 	}
 	b.mu.Unlock()
 	if err == nil {

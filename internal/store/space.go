@@ -190,8 +190,20 @@ func (b *Badger) reopenWritable() {
 	if b.closed || !b.readOnly.Load() {
 		return
 	}
+	if s, open := b.reopen(); open && !b.readOnly.Load() {
+		b.logger.Info("store reopened read-write: disk space is back", "dir", b.dir, "free_mib", s.Free>>20)
+	}
+}
+
+// reopen closes the database and opens it again, read-write when the disk
+// has room, for a caller holding b.mu for writing. If the read-write open
+// fails the store opens in a mode that writes nothing, so that reads keep
+// working; if that fails too, nothing is open: every call now fails as
+// after Close, and the daemon's status says why. It returns the space
+// measured for the open and whether a database is open.
+func (b *Badger) reopen() (Space, bool) {
 	if err := b.db.Close(); err != nil {
-		b.logger.Warn("close read-only store", "error", err)
+		b.logger.Warn("close store to reopen it", "error", err)
 	}
 	s := b.measure()
 	db, readOnly, err := b.openDB(s)
@@ -199,17 +211,13 @@ func (b *Badger) reopenWritable() {
 		b.logger.Error("reopen store read-write", "dir", b.dir, "error", err)
 		s.Full = true // try the modes that write nothing
 		if db, readOnly, err = b.openDB(s); err != nil {
-			// Nothing is open: every call now fails as after Close, and
-			// the daemon's status says why.
 			b.logger.Error("reopen store", "dir", b.dir, "error", err)
 			b.closed = true
-			return
+			return s, false
 		}
 	}
 	b.db = db
 	b.readOnly.Store(readOnly)
-	if !readOnly {
-		b.logger.Info("store reopened read-write: disk space is back", "dir", b.dir, "free_mib", s.Free>>20)
-	}
 	b.measure()
+	return s, true
 }
