@@ -164,14 +164,26 @@ func (b *Badger) compact() {
 // Close began fail (closing), or a steady stream of them could hold the
 // lock off for ever (TryLock does not keep new readers out as Lock does).
 func (b *Badger) lockForClose() {
+	_ = b.lockAlone(context.Background())
+}
+
+// lockAlone takes b.mu for writing once no call is in flight, compacting
+// while it waits, as lockForClose does and for the same reason: a plain
+// Lock would keep out the compaction that a write stalled inside Badger
+// waits for. It gives up when ctx ends.
+func (b *Badger) lockAlone(ctx context.Context) error {
 	for !b.mu.TryLock() {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
 		b.mu.RLock()
 		if !b.closed {
 			b.flattenIfDue()
 		}
 		b.mu.RUnlock()
-		time.Sleep(10 * time.Millisecond)
+		time.Sleep(time.Millisecond)
 	}
+	return nil
 }
 
 // flattenIfDue is compact's work, for a caller holding the read lock.

@@ -130,11 +130,23 @@ func (b *Badger) Write(ctx context.Context, fn func(txn *badger.Txn) error) erro
 // DropPrefix deletes every key starting with prefix, for an Indexer
 // starting its index over. It must not name one of the store's own
 // prefixes.
+//
+// Badger blocks its writes while it drops a prefix, and fails the writes
+// it blocks (ErrBlockedWrites); worse, a commit that passed its check
+// just before is queued but never written until the drop ends, while the
+// drop waits for that commit to read (badger v4.9.6: sendToWriteCh,
+// filterPrefixesToDrop), and the store hangs. So the drop runs with no
+// call in flight, holding b.mu for writing, as a reclaim's does
+// (reclaim.go): the calls that come meanwhile wait for it.
 func (b *Badger) DropPrefix(ctx context.Context, prefix string) error {
-	if err := b.begin(ctx); err != nil {
+	if err := b.lockAlone(ctx); err != nil {
 		return err
 	}
-	defer b.mu.RUnlock()
+	defer b.mu.Unlock()
+	if b.closed || b.closing.Load() {
+		return errClosed
+	}
+	b.calls.Add(1)
 	if err := b.roomToWrite(); err != nil {
 		return err
 	}
@@ -159,15 +171,15 @@ func (b *Badger) Reindex(ctx context.Context, prefix string, afterBatch func(wri
 	if box == nil {
 		return 0, errors.New("reindex: no indexer set")
 	}
+	if err := b.DropPrefix(ctx, prefix); err != nil {
+		return 0, fmt.Errorf("reindex: drop %s: %w", prefix, err)
+	}
 	if err := b.begin(ctx); err != nil {
 		return 0, err
 	}
 	defer b.mu.RUnlock()
 	if err := b.roomToWrite(); err != nil {
 		return 0, err
-	}
-	if err := b.db.DropPrefix([]byte(prefix)); err != nil {
-		return 0, fmt.Errorf("reindex: drop %s: %w", prefix, err)
 	}
 	type pair struct{ prev, cur *medallion.Medallion }
 	var batch []pair

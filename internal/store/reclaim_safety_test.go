@@ -471,3 +471,51 @@ func crashClose(t *testing.T, s *Badger) {
 		t.Fatal(err)
 	}
 }
+
+// TestDropPrefixHoldsOffWrites: the store's DropPrefix (the search index's
+// rebuild starts with one) blocks Badger's writes while it runs, like a
+// reclaim's flush, and Badger fails the writes it blocks
+// (ErrBlockedWrites) or, when one commit slips between its check and the
+// write queue, never finishes it: that commit holds back every later
+// transaction's read timestamp, the DropPrefix's own included, and the
+// store hangs (TestReleaseUnderLoad under the race detector did). Writes
+// made while prefixes are dropped must all succeed, having waited.
+func TestDropPrefixHoldsOffWrites(t *testing.T) {
+	s := openIngest(t, t.TempDir(), nil)
+	ctx := context.Background()
+	var writeErr error
+	stop, done := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(done)
+		for i := 0; ; i++ {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			err := s.Write(ctx, func(txn *badger.Txn) error {
+				return txn.Set(fmt.Appendf(nil, "zw/%06d", i), []byte("v"))
+			})
+			if err != nil {
+				writeErr = fmt.Errorf("write %d: %w", i, err)
+				return
+			}
+		}
+	}()
+	for range 30 {
+		if err := s.Write(ctx, func(txn *badger.Txn) error { return txn.Set([]byte("zd/x"), []byte("v")) }); err != nil {
+			t.Fatalf("write before a drop: %v", err)
+		}
+		if err := s.DropPrefix(ctx, "zd/"); err != nil {
+			t.Fatalf("drop prefix: %v", err)
+		}
+	}
+	close(stop)
+	<-done
+	if writeErr != nil {
+		t.Fatalf("a write during the prefix drops failed: %v", writeErr)
+	}
+	if n := countKeys(t, s, []byte("zd/")); n != 0 {
+		t.Errorf("%d keys left under the dropped prefix", n)
+	}
+}
