@@ -3,7 +3,6 @@ package e2e
 import (
 	"bufio"
 	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -176,13 +175,7 @@ func BenchmarkFootprintBackfill(b *testing.B) {
 // between the idle periods.
 func (d *ingestd) storeMB() float64 {
 	d.tb.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	st, err := d.c.Status(ctx)
-	if err != nil {
-		d.tb.Fatalf("status: %v", err)
-	}
-	return float64(st.StoreBytes) / 1e6
+	return float64(d.daemonStatus().StoreBytes) / 1e6
 }
 
 // writeFootprint writes footprintBytes of sessions in footprintFiles files

@@ -163,16 +163,23 @@ func (d *ingestd) pid() int {
 
 func (d *ingestd) status() *api.IngestStatus {
 	d.tb.Helper()
+	st := d.daemonStatus()
+	if st.Ingest == nil {
+		d.tb.Fatal("status without ingestion figures")
+	}
+	return st.Ingest
+}
+
+// daemonStatus is the daemon's whole status.
+func (d *ingestd) daemonStatus() *api.Status {
+	d.tb.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	st, err := d.c.Status(ctx)
 	if err != nil {
 		d.tb.Fatalf("status: %v", err)
 	}
-	if st.Ingest == nil {
-		d.tb.Fatal("status without ingestion figures")
-	}
-	return st.Ingest
+	return st
 }
 
 // sessions returns every session by id.

@@ -101,8 +101,8 @@ type Badger struct {
 	// mappedDir is dir with its symlinks resolved, as /proc/self/maps
 	// names the files the store maps.
 	mappedDir string
-	// reclaimedLogs is the value logs' size after the last reclaim (0
-	// before the first): compactLoop's alone (reclaim.go).
+	// reclaimedLogs is the value logs' smallest size since the last
+	// reclaim (0 before the first): compactLoop's alone (reclaim.go).
 	reclaimedLogs int64
 	db            *badger.DB // replaced only under mu (write), see reopenWritable
 	dir           string

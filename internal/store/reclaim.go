@@ -55,6 +55,9 @@ func (b *Badger) reclaimIfDue() bool {
 	if err != nil {
 		return false
 	}
+	// Growth counts from the smallest size since the last reclaim: the
+	// collector's own runs (Options.GCInterval) shrink the logs too.
+	b.reclaimedLogs = min(b.reclaimedLogs, logs)
 	if grown := logs - b.reclaimedLogs; grown < reclaimAfter || grown < tables || tables > reclaimMaxTables {
 		return false
 	}
