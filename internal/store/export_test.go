@@ -36,3 +36,6 @@ func ListSizes(b *Badger) map[string]int64 {
 	}
 	return out
 }
+
+// RaceBuild: the tests run under the race detector.
+const RaceBuild = raceBuild

@@ -1,6 +1,6 @@
 //go:build race
 
-package store_test
+package store
 
 // raceBuild: the tests run under the race detector.
 const raceBuild = true

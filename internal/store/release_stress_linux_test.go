@@ -60,7 +60,7 @@ func TestReleaseUnderLoad(t *testing.T) {
 	// under the race detector, where the reclaim's collector would run
 	// into Badger's own race (see gcInterval).
 	reclaimAfter := int64(1 << 20)
-	if raceBuild {
+	if store.RaceBuild {
 		reclaimAfter = 1 << 62
 	}
 	defer store.SetReclaim(reclaimAfter, 1<<30)()
@@ -74,7 +74,7 @@ func TestReleaseUnderLoad(t *testing.T) {
 	// while a commit may be writing it (memTable.Put), a race of Badger's
 	// own that has nothing to do with release.
 	gcInterval := 10 * time.Millisecond
-	if raceBuild {
+	if store.RaceBuild {
 		gcInterval = -1
 	}
 	open := func() *store.Badger {
@@ -323,7 +323,7 @@ func TestReleaseUnderLoad(t *testing.T) {
 		for ctx.Err() == nil {
 			quiet.Lock()
 			for deadline := time.Now().Add(50 * time.Millisecond); time.Now().Before(deadline); {
-				if store.Reclaim(st, !raceBuild) {
+				if store.Reclaim(st, !store.RaceBuild) {
 					reclaims.Add(1)
 					break
 				}
@@ -355,7 +355,7 @@ func TestReleaseUnderLoad(t *testing.T) {
 	start := time.Now()
 	for ctx.Err() == nil {
 		_, first := valueLogs(t, dir)
-		collected := first > 1 || raceBuild
+		collected := first > 1 || store.RaceBuild
 		if time.Since(start) >= run && collected && released.Load() >= 10 && stableSeen.Load() > 0 && reclaims.Load() >= 3 {
 			break
 		}
