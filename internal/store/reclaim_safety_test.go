@@ -505,7 +505,7 @@ func TestDropPrefixHoldsOffWrites(t *testing.T) {
 			}
 		}
 	}()
-	for range 30 {
+	for range 8 {
 		if err := s.Write(ctx, func(txn *badger.Txn) error { return txn.Set([]byte("zd/x"), []byte("v")) }); err != nil {
 			t.Fatalf("write before a drop: %v", err)
 		}
