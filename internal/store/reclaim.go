@@ -45,17 +45,21 @@ var (
 // ever stored under "r/" (see keys.go).
 var reclaimKey = []byte("r/flush")
 
+// isValueLog and isTable name Badger's value logs and tables.
+func isValueLog(name string) bool { return strings.HasSuffix(name, ".vlog") }
+func isTable(name string) bool    { return strings.HasSuffix(name, ".sst") }
+
 // reclaimIfDue reclaims the space of deleted values when it is due (see
 // reclaimAfter) and no call is in flight, and reports whether it did.
 func (b *Badger) reclaimIfDue() bool {
 	if b.readOnly.Load() || !b.measure().Writable() {
 		return false
 	}
-	logs, err := allocatedBytes(b.dir, func(name string) bool { return strings.HasSuffix(name, ".vlog") })
+	logs, err := allocatedBytes(b.dir, isValueLog)
 	if err != nil {
 		return false
 	}
-	tables, err := allocatedBytes(b.dir, func(name string) bool { return strings.HasSuffix(name, ".sst") })
+	tables, err := allocatedBytes(b.dir, isTable)
 	if err != nil {
 		return false
 	}
@@ -71,7 +75,7 @@ func (b *Badger) reclaimIfDue() bool {
 	}
 	b.collectGarbage()
 	after := b.DiskUsage()
-	b.reclaimedLogs, _ = allocatedBytes(b.dir, func(name string) bool { return strings.HasSuffix(name, ".vlog") })
+	b.reclaimedLogs, _ = allocatedBytes(b.dir, isValueLog)
 	b.logger.Info("reclaimed the space of deleted events and versions",
 		"before_mib", before>>20, "after_mib", after>>20, "took", time.Since(start).Round(time.Millisecond))
 	return true
@@ -84,9 +88,9 @@ func (b *Badger) reclaimIfDue() bool {
 // rather than wait, so the flush runs with b.mu held for writing: no call
 // is in flight and the calls that come meanwhile wait for it (0.24 s with
 // a memtable full of 136 MB of cleared events' keys, 9-11 ms at a million
-// medallions). It gives up when a call is in
-// flight: the store is not idle after all. The flattening runs under the
-// read lock, as the store's other compactions do.
+// medallions). It gives up when a call is in flight: the store is not
+// idle after all. The flattening runs under the read lock, as the store's
+// other compactions do.
 func (b *Badger) flushAndCompact() bool {
 	if !b.mu.TryLock() {
 		return false
