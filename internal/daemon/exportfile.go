@@ -9,14 +9,14 @@ import (
 )
 
 // An export holds every version whole, as JSON: 100 medallions
-// checkpointed 40 times made 40 MB, written each day something changed
-// and kept seven times over, where the store keeps each old version as a
-// delta of a few hundred bytes (issue 12: a version should cost on disk
-// about what changed). Consecutive versions
-// differ little, so zstd at its fastest level makes that 0.56 MB in about
-// 45 ms of CPU. The daemon already links the zstd package (Badger uses
-// it), and the zstd command reads the files (zstd -dc FILE | medallionctl
-// import -).
+// checkpointed 40 times made 39 MB, written each day something changed and
+// kept seven times over, where the store keeps each old version as a delta
+// of a few hundred bytes (issue 12: a version should cost on disk about
+// what changed). Consecutive versions differ little, so zstd at its
+// fastest level makes that 0.53 MB for about 20 ms more CPU an export
+// (BenchmarkExport). The daemon already links the zstd package (Badger
+// uses it), and the zstd command reads the files (zstd -dc FILE |
+// medallionctl import -).
 
 // newExportWriter compresses what is written to it into w, on the
 // caller's goroutine (one core at most for a daily job), with a 1 MiB
