@@ -546,13 +546,17 @@ func (b *Badger) begin(ctx context.Context) error {
 		return err
 	}
 	b.mu.RLock()
-	if b.closed || b.closing.Load() {
+	if b.shut() {
 		b.mu.RUnlock()
 		return errClosed
 	}
 	b.calls.Add(1)
 	return nil
 }
+
+// shut reports whether no call may begin: the store is closed, or Close
+// has begun. The caller holds b.mu, either side.
+func (b *Badger) shut() bool { return b.closed || b.closing.Load() }
 
 // Count returns how many medallions are stored, without scanning.
 func (b *Badger) Count(ctx context.Context) (int, error) {

@@ -83,7 +83,7 @@ func (b *Badger) compactLoop() {
 			n := b.calls.Load()
 			idle := n == seen && n != released
 			if idle && b.reclaimIfDue() {
-				// The collector's passes count as calls.
+				// Its compaction and collector passes count as calls.
 				n = b.calls.Load()
 			}
 			if idle && b.release() {

@@ -143,7 +143,7 @@ func (b *Badger) DropPrefix(ctx context.Context, prefix string) error {
 		return err
 	}
 	defer b.mu.Unlock()
-	if b.closed || b.closing.Load() {
+	if b.shut() {
 		return errClosed
 	}
 	b.calls.Add(1)

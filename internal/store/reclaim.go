@@ -1,6 +1,7 @@
 package store
 
 import (
+	"context"
 	"strings"
 	"time"
 
@@ -92,44 +93,45 @@ func (b *Badger) reclaimIfDue() bool {
 // idle after all. The flattening runs under the read lock, as the store's
 // other compactions do.
 func (b *Badger) flushAndCompact() bool {
+	if !b.flushAlone() {
+		return false
+	}
+	if b.begin(context.Background()) != nil {
+		return false // closing
+	}
+	defer b.mu.RUnlock()
+	if err := b.db.Flatten(1); err != nil {
+		b.logger.Warn("reclaim: compaction", "error", err)
+		return false
+	}
+	return true
+}
+
+// flushAlone is flushAndCompact's flush, with b.mu held for writing; false
+// when a call is in flight, the store is closing, or the flush failed.
+func (b *Badger) flushAlone() bool {
 	if !b.mu.TryLock() {
 		return false
 	}
-	if b.closed || b.closing.Load() {
-		b.mu.Unlock()
+	defer b.mu.Unlock()
+	if b.shut() {
 		return false
 	}
-	err := b.db.Update(func(txn *badger.Txn) error { return txn.Set(reclaimKey, nil) })
-	if err == nil {
-		err = b.db.DropPrefix(reclaimKey)
-		if err != nil {
-			// A DropPrefix that fails midway leaves Badger's memtables
-			// in disarray (badger v4.9.6, db.go): when its flush fails (a
-			// table it could not create) the current memtable stays in
-			// the list of those to flush as well, and Badger exits the
-			// process (y.AssertTrue) when it flushes the next one, a
-			// memtable later; when it cannot create the new memtable
-			// there is none for the next write. Reopening the database
-			// starts it over from what is on disk, the memtable's log
-			// included (TestReclaimFlushFails).
-			b.logger.Warn("reclaim: flush failed; reopening the store", "error", err)
-			b.reopen()
-			b.mu.Unlock()
-			return false
-		}
+	if err := b.db.Update(func(txn *badger.Txn) error { return txn.Set(reclaimKey, nil) }); err != nil {
+		b.logger.Warn("reclaim: flush", "error", err)
+		return false
 	}
-	b.mu.Unlock()
-	if err == nil {
-		b.mu.RLock()
-		if b.closed || b.closing.Load() {
-			b.mu.RUnlock()
-			return false
-		}
-		err = b.db.Flatten(1)
-		b.mu.RUnlock()
-	}
-	if err != nil {
-		b.logger.Warn("reclaim: flush and compaction", "error", err)
+	if err := b.db.DropPrefix(reclaimKey); err != nil {
+		// A DropPrefix that fails midway leaves Badger's memtables in
+		// disarray (badger v4.9.6, db.go): when its flush fails (a table
+		// it could not create) the current memtable stays in the list of
+		// those to flush as well, and Badger exits the process
+		// (y.AssertTrue) when it flushes the next one, a memtable later;
+		// when it cannot create the new memtable there is none for the
+		// next write. Reopening the database starts it over from what is
+		// on disk, the memtable's log included (TestReclaimFlushFails).
+		b.logger.Warn("reclaim: flush failed; reopening the store", "error", err)
+		b.reopen()
 		return false
 	}
 	return true
