@@ -83,7 +83,7 @@ func TestRelease(t *testing.T) {
 	isStable := func(path []byte) bool { return filepath.Ext(string(path)) == ".sst" }
 	stableAfter, otherAfter := stableBefore, otherBefore
 	for try := 0; try < 20 && (stableAfter > 0 || otherAfter > otherBefore/4); try++ {
-		resident.Release(dir, isStable)
+		resident.NewReleaser(dir).Step(isStable, 0) // all of it
 		time.Sleep(20 * time.Millisecond)
 		stableAfter, otherAfter = residenttest.KB(t, named("t.sst")), residenttest.KB(t, named("t.mem"))
 	}

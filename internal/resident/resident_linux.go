@@ -31,20 +31,15 @@ func PageOut(dir string) {
 	})
 }
 
-// Release takes the pages of every mapping of a file under dir out of the
-// process's resident set, like PageOut, but keeps those of the files that
-// stable names in the page cache: it drops them from the process's page
-// tables with madvise(MADV_DONTNEED), so the next read faults them back
-// from memory instead of the disk. The rest are paged out. It is a
-// Releaser's Step with no time limit.
-func Release(dir string, stable func(path []byte) bool) {
-	NewReleaser(dir).Step(stable, 0)
-}
-
-// A Releaser does what Release does in steps of bounded length: dropping
-// a few hundred megabytes of resident pages takes the kernel tens of
-// milliseconds, and the caller holds off its own work during each step
-// (see Step). It remembers how far it got in each map.
+// A Releaser takes the pages of every mapping of a file under a folder out
+// of the process's resident set, like PageOut, but keeps those of the
+// files its caller calls stable in the page cache: it drops them from the
+// process's page tables with madvise(MADV_DONTNEED), so the next read
+// faults them back from memory instead of the disk. The rest are paged
+// out. It works in steps of bounded length: dropping a few hundred
+// megabytes of resident pages takes the kernel tens of milliseconds, and
+// the caller holds off its own work during each step (see Step). It
+// remembers how far it got in each map.
 type Releaser struct {
 	prefix []byte
 	done   map[mapKey]uint64 // how far DONTNEED got in a stable map

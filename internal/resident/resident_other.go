@@ -10,9 +10,6 @@ import "time"
 // PageOut does nothing here.
 func PageOut(dir string) {}
 
-// Release does nothing here.
-func Release(dir string, stable func(path []byte) bool) {}
-
 // Releaser does nothing here.
 type Releaser struct{}
 

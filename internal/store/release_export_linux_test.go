@@ -47,7 +47,7 @@ func ReleaseChecked(b *Badger, hold time.Duration) (gone []string, stable int, c
 	isStable := b.stableMappings()
 	every := func([]byte) bool { return true }
 	before, all := sharedMaps(b.mappedDir, isStable), sharedMaps(b.mappedDir, every)
-	resident.Release(b.mappedDir, isStable)
+	resident.NewReleaser(b.mappedDir).Step(isStable, 0) // all of it
 	time.Sleep(hold)
 	after := make(map[string]bool)
 	for _, m := range sharedMaps(b.mappedDir, isStable) {
