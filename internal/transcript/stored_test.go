@@ -84,7 +84,8 @@ func checkStored(t *testing.T, e *Event, fast bool) {
 
 // TestUnmarshalStoredParsed: every event the parsers make of our
 // transcript fixtures (and of the shared corpus, when present) reads back
-// by the fast path as json.Unmarshal reads it.
+// by the fast path as json.Unmarshal reads it, and AppendStored encodes
+// it as encoding/json does.
 func TestUnmarshalStoredParsed(t *testing.T) {
 	paths, _ := filepath.Glob("testdata/transcripts/*/*.jsonl")
 	corpus, _ := filepath.Glob(filepath.Join("..", "..", "..", "shared", "corpus", "claude-code", "*.jsonl"))
@@ -108,6 +109,7 @@ func TestUnmarshalStoredParsed(t *testing.T) {
 		for i, line := range strings.SplitAfter(string(data), "\n") {
 			for _, e := range p.ParseLine([]byte(line), Position{Path: path, Offset: int64(i)}) {
 				checkStored(t, &e, true)
+				checkAppendStored(t, &e)
 				events++
 			}
 		}
