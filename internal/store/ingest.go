@@ -1,7 +1,6 @@
 package store
 
 import (
-	"bytes"
 	"cmp"
 	"context"
 	"crypto/sha256"
@@ -269,8 +268,7 @@ type ingestion struct {
 
 	// scratch holds one event's JSON between encoding and copying it
 	// into its chunk, so encoding allocates nothing per event.
-	scratch bytes.Buffer
-	enc     *json.Encoder
+	scratch []byte
 }
 
 // touched is a session that receives events in this attempt.
@@ -289,12 +287,6 @@ type touched struct {
 func (in *ingestion) run(txn *badger.Txn) (IngestResult, error) {
 	var res IngestResult
 	in.delta = totalsDelta{}
-	if in.enc == nil {
-		in.enc = json.NewEncoder(&in.scratch)
-		// Stored JSON is read back by Go only; escaping <, > and & would
-		// only make it longer.
-		in.enc.SetEscapeHTML(false)
-	}
 	events := in.batch.Events
 	sessions := make(map[string]*touched)
 	var order []*touched
@@ -329,12 +321,14 @@ func (in *ingestion) run(txn *badger.Txn) (IngestResult, error) {
 			order = append(order, s)
 		}
 
-		in.scratch.Reset()
-		if err := in.enc.Encode(e); err != nil {
+		// The bytes a json.Encoder without HTML escaping writes: events
+		// are read back by Go only, and escaping <, > and & would only
+		// make them longer.
+		js, err := transcript.AppendStored(in.scratch[:0], e)
+		if err != nil {
 			return res, fmt.Errorf("encode event %s: %w", e.ID, err)
 		}
-		js := in.scratch.Bytes()
-		js = js[:len(js)-1] // Encode's newline
+		in.scratch = js
 		if added += len(js); added > MaxIngestBytes {
 			return res, fmt.Errorf("events of more than %d bytes: %w", MaxIngestBytes, ErrBatchTooLarge)
 		}
