@@ -139,6 +139,33 @@ var storedSafe = func() (t [utf8.RuneSelf]bool) {
 
 const hexDigits = "0123456789abcdef"
 
+const (
+	lsbs = 0x0101010101010101
+	msbs = 0x8080808080808080
+)
+
+// plainRun is the length of the run of bytes at the start of s that
+// encoding/json copies as they are, found eight bytes at a time: a word
+// is plain when no byte has its high bit set (not ASCII), none is below
+// 0x20 (subtracting 0x20 borrows) and none is '"' or '\\' (xor with it
+// leaves a zero byte, and subtracting 1 borrows).
+func plainRun(s string) int {
+	i := 0
+	for ; len(s)-i >= 8; i += 8 {
+		w := s[i : i+8]
+		x := uint64(w[0]) | uint64(w[1])<<8 | uint64(w[2])<<16 | uint64(w[3])<<24 |
+			uint64(w[4])<<32 | uint64(w[5])<<40 | uint64(w[6])<<48 | uint64(w[7])<<56
+		q, bs := x^('"'*lsbs), x^('\\'*lsbs)
+		if (x|(x-' '*lsbs)|(q-lsbs)&^q|(bs-lsbs)&^bs)&msbs != 0 {
+			break
+		}
+	}
+	for i < len(s) && s[i] < utf8.RuneSelf && storedSafe[s[i]] {
+		i++
+	}
+	return i
+}
+
 // appendStoredString appends s quoted as encoding/json quotes a string
 // with HTML escaping off: \" \\ \b \f \n \r \t, other controls as \u00XX,
 // each byte of invalid UTF-8 as \ufffd, and U+2028 and U+2029 escaped
@@ -147,12 +174,11 @@ func appendStoredString(dst []byte, s string) []byte {
 	dst = append(dst, '"')
 	start := 0
 	for i := 0; i < len(s); {
-		c := s[i]
-		if c < utf8.RuneSelf {
-			if storedSafe[c] {
-				i++
-				continue
-			}
+		// Most of a text needs no escape.
+		if i += plainRun(s[i:]); i == len(s) {
+			break
+		}
+		if c := s[i]; c < utf8.RuneSelf {
 			dst = append(dst, s[start:i]...)
 			switch c {
 			case '"', '\\':

@@ -397,3 +397,54 @@ func FuzzAppendStored(f *testing.F) {
 		}
 	})
 }
+
+// BenchmarkAppendStored encodes the events the Claude Code adapter makes
+// of ~8 MB of realistic lines, by AppendStored and by the json.Encoder the
+// store used before it, into one reused buffer as the store does.
+func BenchmarkAppendStored(b *testing.B) {
+	var events []Event
+	p := NewClaudeCode(Options{})
+	var offset int64
+	for _, l := range genClaudeCode(8 << 20) {
+		events = append(events, p.ParseLine(l, Position{File: "bench", Path: "/home/user/.claude/projects/x/s.jsonl", Offset: offset})...)
+		offset += int64(len(l) + 1)
+	}
+	size := 0
+	for i := range events {
+		js, err := encodeStd(&events[i])
+		if err != nil {
+			b.Fatal(err)
+		}
+		size += len(js)
+	}
+	b.Run("AppendStored", func(b *testing.B) {
+		b.SetBytes(int64(size))
+		b.ReportAllocs()
+		var buf []byte
+		for b.Loop() {
+			for i := range events {
+				var err error
+				if buf, err = AppendStored(buf[:0], &events[i]); err != nil {
+					b.Fatal(err)
+				}
+			}
+		}
+		b.ReportMetric(float64(len(events)), "events/op")
+	})
+	b.Run("json.Encoder", func(b *testing.B) {
+		b.SetBytes(int64(size))
+		b.ReportAllocs()
+		var buf bytes.Buffer
+		enc := json.NewEncoder(&buf)
+		enc.SetEscapeHTML(false)
+		for b.Loop() {
+			for i := range events {
+				buf.Reset()
+				if err := enc.Encode(&events[i]); err != nil {
+					b.Fatal(err)
+				}
+			}
+		}
+		b.ReportMetric(float64(len(events)), "events/op")
+	})
+}
