@@ -128,9 +128,10 @@ func appendOptString(dst []byte, key, s string) []byte {
 	return appendStoredString(append(dst, key...), s)
 }
 
-// storedSafe marks the ASCII bytes encoding/json copies into a string as
-// they are when it does not escape HTML: all but controls, '"' and '\\'.
-var storedSafe = func() (t [utf8.RuneSelf]bool) {
+// storedSafe marks the bytes encoding/json copies into a string as they
+// are when it does not escape HTML: ASCII but controls, '"' and '\\'.
+// Bytes from 0x80 are not marked: they need a look at their UTF-8.
+var storedSafe = func() (t [256]bool) {
 	for c := ' '; c < utf8.RuneSelf; c++ {
 		t[c] = c != '"' && c != '\\'
 	}
@@ -160,7 +161,7 @@ func plainRun(s string) int {
 			break
 		}
 	}
-	for i < len(s) && s[i] < utf8.RuneSelf && storedSafe[s[i]] {
+	for i < len(s) && storedSafe[s[i]] {
 		i++
 	}
 	return i

@@ -417,7 +417,7 @@ func BenchmarkAppendStored(b *testing.B) {
 		}
 		size += len(js)
 	}
-	b.Run("AppendStored", func(b *testing.B) {
+	b.Run("enc=AppendStored", func(b *testing.B) {
 		b.SetBytes(int64(size))
 		b.ReportAllocs()
 		var buf []byte
@@ -431,7 +431,7 @@ func BenchmarkAppendStored(b *testing.B) {
 		}
 		b.ReportMetric(float64(len(events)), "events/op")
 	})
-	b.Run("json.Encoder", func(b *testing.B) {
+	b.Run("enc=json.Encoder", func(b *testing.B) {
 		b.SetBytes(int64(size))
 		b.ReportAllocs()
 		var buf bytes.Buffer
