@@ -3,6 +3,7 @@ package transcript
 import (
 	"bytes"
 	"encoding/json"
+	"math/bits"
 	"strconv"
 	"unicode/utf8"
 )
@@ -145,26 +146,15 @@ const (
 	msbs = 0x8080808080808080
 )
 
-// plainRun is the length of the run of bytes at the start of s that
-// encoding/json copies as they are, found eight bytes at a time: a word
-// is plain when no byte has its high bit set (not ASCII), none is below
-// 0x20 (subtracting 0x20 borrows) and none is '"' or '\\' (xor with it
-// leaves a zero byte, and subtracting 1 borrows).
-func plainRun(s string) int {
-	i := 0
-	for ; len(s)-i >= 8; i += 8 {
-		w := s[i : i+8]
-		x := uint64(w[0]) | uint64(w[1])<<8 | uint64(w[2])<<16 | uint64(w[3])<<24 |
-			uint64(w[4])<<32 | uint64(w[5])<<40 | uint64(w[6])<<48 | uint64(w[7])<<56
-		q, bs := x^('"'*lsbs), x^('\\'*lsbs)
-		if (x|(x-' '*lsbs)|(q-lsbs)&^q|(bs-lsbs)&^bs)&msbs != 0 {
-			break
-		}
-	}
-	for i < len(s) && storedSafe[s[i]] {
-		i++
-	}
-	return i
+// specialBytes flags, by the high bit of its byte, each of the eight
+// bytes of w (little-endian) that encoding/json does not copy as it is: a
+// byte with the high bit set (not ASCII), below 0x20 (subtracting 0x20
+// borrows), or '"' or '\\' (xor with it leaves a zero, and subtracting 1
+// borrows). A borrow can flag a byte above a flagged one wrongly, never
+// one below, so the lowest flag is exact.
+func specialBytes(w uint64) uint64 {
+	q, bs := w^('"'*lsbs), w^('\\'*lsbs)
+	return (w | (w - ' '*lsbs) | (q-lsbs)&^q | (bs-lsbs)&^bs) & msbs
 }
 
 // appendStoredString appends s quoted as encoding/json quotes a string
@@ -175,9 +165,19 @@ func appendStoredString(dst []byte, s string) []byte {
 	dst = append(dst, '"')
 	start := 0
 	for i := 0; i < len(s); {
-		// Most of a text needs no escape.
-		if i += plainRun(s[i:]); i == len(s) {
-			break
+		// Most of a text needs no escape: skip it eight bytes at a time.
+		if len(s)-i >= 8 {
+			w := s[i : i+8]
+			m := specialBytes(uint64(w[0]) | uint64(w[1])<<8 | uint64(w[2])<<16 | uint64(w[3])<<24 |
+				uint64(w[4])<<32 | uint64(w[5])<<40 | uint64(w[6])<<48 | uint64(w[7])<<56)
+			if m == 0 {
+				i += 8
+				continue
+			}
+			i += bits.TrailingZeros64(m) >> 3
+		} else if storedSafe[s[i]] {
+			i++
+			continue
 		}
 		if c := s[i]; c < utf8.RuneSelf {
 			dst = append(dst, s[start:i]...)
