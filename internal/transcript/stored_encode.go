@@ -12,11 +12,12 @@ import (
 // SetEscapeHTML(false) writes it, without Encode's newline: the encoding
 // the store keeps events in, which UnmarshalStored reads back. It is
 // written out by hand because encoding/json's reflection and string
-// escaping were a tenth of a backfill's CPU; the bytes must not change,
-// since events stored by earlier builds sit next to new ones, so the tests
-// hold it to encoding/json byte for byte. The one value it cannot write
-// itself, a time that is not valid RFC 3339 (a year outside [0,9999]),
-// goes to encoding/json, whose error it returns.
+// escaping took up to a tenth of a backfill's CPU; the bytes must not
+// change, since events stored by earlier builds sit next to new ones, so
+// the tests hold it to encoding/json byte for byte. The one value it does
+// not write itself, a time that is not valid RFC 3339 (a year outside
+// [0,9999], a zone offset of a day or more), goes to encoding/json, whose
+// error it returns with dst as it was.
 func AppendStored(dst []byte, e *Event) ([]byte, error) {
 	n0 := len(dst)
 	dst = append(dst, `{"id":`...)
