@@ -11,12 +11,17 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
+	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
+
+	"github.com/medallionhq/medallion/internal/medallion"
 )
 
 // garbage is n random bytes with no zero among them.
@@ -347,5 +352,106 @@ func TestVerifyBigStoreInBackground(t *testing.T) {
 	waitFor(t, "the damage found", func() bool { return s.Damage() != nil })
 	if err := s.Damage(); !errors.Is(err, ErrDamaged) || !strings.Contains(err.Error(), "a table fails its checksum") {
 		t.Errorf("damage: %v", err)
+	}
+}
+
+// TestOpenAfterCrashLeftEmptyLogs: Badger deletes a memtable or value log
+// by truncating it to 0 bytes and then removing it, and creates one empty
+// before it sizes it; a kill -9 in between leaves an empty log, which
+// Badger v4.9.6 refuses to open ("Create a new file"; TestReclaimCrash
+// found it). Open removes it and keeps everything, read-write and, on a
+// full disk, read-only; Salvage reads the store whole from its tables.
+func TestOpenAfterCrashLeftEmptyLogs(t *testing.T) {
+	smallReclaims(t, time.Hour)
+	for _, tc := range []struct {
+		name string
+		// empty names the log to leave empty, from the value logs' ids.
+		empty func(vlogs []int) string
+	}{
+		{"memtable log deleted after its flush", func([]int) string { return "00007.mem" }},
+		{"value log deleted by the collector", func(vlogs []int) string {
+			for id := 1; ; id++ { // an id the collector freed, below the newest
+				if !slices.Contains(vlogs, id) && id < slices.Max(vlogs) {
+					return fmt.Sprintf("%06d.vlog", id)
+				}
+				if id > slices.Max(vlogs) {
+					t.Fatalf("no value log was collected: %v", vlogs)
+				}
+			}
+		}},
+		{"value log just created", func(vlogs []int) string { return fmt.Sprintf("%06d.vlog", slices.Max(vlogs)+1) }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			s := openIngest(t, dir, nil)
+			ids := fillForReclaim(t, s)
+			if !s.reclaimIfDue() { // the collector frees value logs
+				t.Fatal("no reclaim was due")
+			}
+			want := viewOf(t, s, ids)
+			crashClose(t, s)
+			var vlogs []int
+			entries, err := os.ReadDir(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, e := range entries {
+				if id, ok := strings.CutSuffix(e.Name(), ".vlog"); ok {
+					n, err := strconv.Atoi(id)
+					if err != nil {
+						t.Fatal(err)
+					}
+					vlogs = append(vlogs, n)
+				}
+			}
+			empty := filepath.Join(dir, tc.empty(vlogs))
+			leave := func() {
+				t.Helper()
+				if err := os.WriteFile(empty, nil, 0o600); err != nil {
+					t.Fatal(err)
+				}
+			}
+
+			leave()
+			var salvaged int
+			res, err := Salvage(dir, filepath.Join(t.TempDir(), "scratch"), nil, func(*medallion.Medallion) error { salvaged++; return nil })
+			if err != nil || res.FromLogs != 0 || salvaged != len(want.Export) {
+				t.Errorf("salvage: %d versions, %d of them only from the logs (%v); want the %d stored, all from the tables",
+					salvaged, res.FromLogs, err, len(want.Export))
+			}
+
+			s = openIngest(t, dir, nil)
+			// Gone, or (the newest value log's id) Badger's new one.
+			if fi, err := os.Stat(empty); err == nil && fi.Size() == 0 {
+				t.Error("the empty log is still there")
+			}
+			if got := viewOf(t, s, ids); !reflect.DeepEqual(got, want) {
+				t.Errorf("the store answers\n%+v\nnot\n%+v", got, want)
+			}
+			if err := s.verify(); err != nil {
+				t.Error(err)
+			}
+			dump := storeDump(t, s)
+			crashClose(t, s)
+
+			leave()
+			s = openSpace(t, dir, newDisk(1).options(t))
+			if !s.readOnly.Load() {
+				t.Error("the store did not open read-only on a full disk")
+			}
+			if d := diffDumps(dump, storeDump(t, s)); d != "" {
+				t.Errorf("read-only, the store changed: %s", d)
+			}
+			if err := s.Close(); err != nil {
+				t.Fatal(err)
+			}
+
+			leave()
+			s = openIngest(t, dir, nil)
+			writeAndClear(t, s, "after", 16)
+			if !s.reclaimIfDue() {
+				t.Error("no reclaim once reopened")
+			}
+		})
 	}
 }
