@@ -6,7 +6,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"maps"
 	"math/rand/v2"
 	"os"
@@ -53,7 +52,7 @@ import (
 // opens the original itself. MEDALLION_CRASH_SEED=n replays a run.
 func TestReclaimCrash(t *testing.T) {
 	if dir := os.Getenv(crashChildEnv); dir != "" {
-		crashChild(dir)
+		crashChild(t, dir)
 		return
 	}
 	if testing.Short() {
@@ -80,8 +79,14 @@ func TestReclaimCrash(t *testing.T) {
 
 	model := newCrashModel()
 	landed := map[string]int{}
-	emptied := 0 // kills that left an empty log
-	for round := range crashRounds {
+	emptied := 0  // kills that left an empty log
+	keyKills := 0 // kills that left the reclaim key
+	keyLeft := false
+	rounds := crashRounds
+	if raceBuild {
+		rounds = len(crashAims) // one per aim: each round takes three times as long
+	}
+	for round := range rounds {
 		aim := crashAims[round%len(crashAims)]
 		delay := time.Duration(rng.Int64N(int64(aim.delay) + 1))
 		nth := 1 + rng.IntN(aim.nth)
@@ -102,7 +107,11 @@ func TestReclaimCrash(t *testing.T) {
 			t.Logf("round %d: the kill left empty logs (Badger was creating or deleting them): %s", round, strings.Join(empty, ", "))
 		}
 		s := openCrashed(t, copied)
-		if n := countKeys(t, s, reclaimKey); n > 0 {
+		// A flush that ended drops the key an earlier kill left.
+		wasLeft := keyLeft
+		keyLeft = countKeys(t, s, reclaimKey) > 0
+		if keyLeft && (res.flushed() || !wasLeft) {
+			keyKills++
 			t.Logf("round %d: the reclaim key is left: the kill came between its write and the end of its DropPrefix", round)
 		}
 		model.check(t, s, round)
@@ -144,8 +153,8 @@ func TestReclaimCrash(t *testing.T) {
 	for _, w := range slices.Sorted(maps.Keys(landed)) {
 		summary = append(summary, fmt.Sprintf("%s: %d", w, landed[w]))
 	}
-	t.Logf("%d kills; landed in %s; %d left an empty log; %d medallions, %d sessions, counter at %d",
-		crashRounds, strings.Join(summary, ", "), emptied, len(model.meds), len(model.sessions), model.auxFloor)
+	t.Logf("%d kills; landed in %s; %d inside a flush by the reclaim key they left; %d left an empty log; %d medallions, %d sessions, counter at %d",
+		rounds, strings.Join(summary, ", "), keyKills, emptied, len(model.meds), len(model.sessions), model.auxFloor)
 }
 
 // crashRounds kills: three aimed at each step of crashAims.
@@ -203,6 +212,10 @@ func (r crashRun) landed() string {
 	return last
 }
 
+// flushed reports whether a reclaim's flush ended in the child (its
+// flattening began).
+func (r crashRun) flushed() bool { return slices.Contains(r.lines, "P flatten") }
+
 // runCrashChild starts a child writing to dir and kills it once it
 // announced aim.step the nth time, delay later (or, when it never does,
 // after a few seconds), and returns every line it wrote.
@@ -219,8 +232,6 @@ func runCrashChild(t *testing.T, dir string, round int, seed uint64, aim crashAi
 		crashRoundEnv+"="+strconv.Itoa(round), fmt.Sprintf("%s=%d", crashSeedEnv, seed))
 	cmd.ExtraFiles = []*os.File{pw} // fd 3
 	cmd.Stdout, cmd.Stderr = &stderr, &stderr
-	// The child dies with the test, should the test die first.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	start := time.Now()
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -283,6 +294,9 @@ func runCrashChild(t *testing.T, dir string, round int, seed uint64, aim crashAi
 	if !errors.As(err, &exit) || !exit.Sys().(syscall.WaitStatus).Signaled() {
 		crashChildDied(t, round, err, lines, stderr.String())
 	}
+	if strings.Contains(stderr.String(), "WARNING: DATA RACE") {
+		t.Errorf("round %d: the child raced:\n%s", round, tail(stderr.String(), 6000))
+	}
 	if out := stderr.String(); out != "" {
 		// Warnings the child logged (the store logs at Warn and above).
 		t.Logf("round %d: the child logged:\n%s", round, tail(out, 2000))
@@ -327,7 +341,7 @@ func tail(s string, n int) string {
 //	c sid / C sid     ClearEpisode of sid begins / returned
 //	n / N v           AddAuxInt("crash/n", 1) begins / returned v
 //	X what        the child failed and exits
-func crashChild(dir string) {
+func crashChild(t *testing.T, dir string) {
 	round, _ := strconv.Atoi(os.Getenv(crashRoundEnv))
 	seed, _ := strconv.ParseUint(os.Getenv(crashSeedEnv), 10, 64)
 	rng := rand.New(rand.NewPCG(seed, uint64(round)+1))
@@ -345,10 +359,8 @@ func crashChild(dir string) {
 		note("X "+format, args...)
 		os.Exit(3)
 	}
-	// As smallReclaims sets them; the idle check every 10 ms.
-	SetValueLogFileSize(1 << 20)
-	SetMappedCheck(10 * time.Millisecond)
-	reclaimAfter = 2 << 20
+	// Reclaims due every 2 MiB; the idle check every 10 ms.
+	smallReclaims(t, 10*time.Millisecond)
 	// Not killed within a minute: the parent is stuck; leave no orphan.
 	time.AfterFunc(time.Minute, func() { fail("not killed within a minute") })
 
@@ -652,58 +664,6 @@ func checkKept(t *testing.T, s *Badger, ids []string, want storeView) {
 	}
 	if evs := mustEpisode(t, s, "sess-0015", 0, 0); len(evs) != 50 {
 		t.Errorf("%d events buffered for sess-0015, want 50", len(evs))
-	}
-}
-
-// copyVerbatim copies every file of the directory from into a new
-// directory to as it is, lock files included, keeping the holes of
-// Badger's sparse logs (they are allocated far beyond what is written).
-func copyVerbatim(t *testing.T, from, to string) {
-	t.Helper()
-	if err := os.MkdirAll(to, 0o700); err != nil {
-		t.Fatal(err)
-	}
-	entries, err := os.ReadDir(from)
-	if err != nil {
-		t.Fatal(err)
-	}
-	zero := make([]byte, 64<<10)
-	buf := make([]byte, len(zero))
-	for _, e := range entries {
-		if !e.Type().IsRegular() {
-			continue
-		}
-		err := func() error {
-			src, err := os.Open(filepath.Join(from, e.Name()))
-			if err != nil {
-				return err
-			}
-			defer src.Close()
-			dst, err := os.OpenFile(filepath.Join(to, e.Name()), os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
-			if err != nil {
-				return err
-			}
-			defer dst.Close()
-			var off int64
-			for {
-				n, err := io.ReadFull(src, buf)
-				if n > 0 && !bytes.Equal(buf[:n], zero[:n]) {
-					if _, err := dst.WriteAt(buf[:n], off); err != nil {
-						return err
-					}
-				}
-				off += int64(n)
-				if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
-					return dst.Truncate(off)
-				}
-				if err != nil {
-					return err
-				}
-			}
-		}()
-		if err != nil {
-			t.Fatalf("copy the store: %v", err)
-		}
 	}
 }
 
