@@ -132,8 +132,6 @@ func (a *app) runHook(ctx context.Context, ag *hookAgent, opts hookOptions) {
 		note("budget lowered from %d to %d tokens: %s takes at most %d %s of hook context whole", budget, ag.budget, ag.title, ag.limit, ag.unit)
 		budget = ag.budget
 	}
-	ctx, cancel := context.WithTimeout(ctx, hookTimeout)
-	defer cancel()
 	text, kept, err := a.hookContext(ctx, budget)
 	if kept {
 		note("answered from the daemon's kept answer in %s", hookcache.Dir(a.socket))
@@ -263,6 +261,11 @@ func (a *app) hookContext(ctx context.Context, budget int) (text string, kept bo
 	if text, ok := hookcache.Read(hookcache.Dir(a.socket), cwd, budget); ok {
 		return text, true, nil
 	}
+	// The timeout starts here, not with the hook: a Go timer sets up the
+	// runtime's poller (an epoll instance and a thread waiting in it),
+	// which the kept answer's reading does not need (issue 12).
+	ctx, cancel := context.WithTimeout(ctx, hookTimeout)
+	defer cancel()
 	c := a.client()
 	c.Timeout = hookTimeout
 	c.OnVersionMismatch = nil // stderr stays quiet unless --verbose

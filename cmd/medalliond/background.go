@@ -34,10 +34,6 @@ const (
 	LogFileName = "medalliond.log"
 )
 
-// maxLogBytes is the size above which start moves the log to
-// medalliond.log.1 before appending to a fresh one: one old log is kept.
-const maxLogBytes = 10 << 20
-
 // logTailLines is how much of the log start prints when the daemon fails.
 const logTailLines = 15
 
@@ -62,7 +58,8 @@ The Claude Code hook ("medallionctl integrate claude-code") also runs
 "medalliond start" in the background when it finds the daemon down.
 
 Files, all in the data dir:
-  medalliond.log   the daemon's log (moved to medalliond.log.1 past 10 MB)
+  medalliond.log   the daemon's log (moved to medalliond.log.1 past 10 MB,
+                   as it starts and as it runs)
   medalliond.pid   the pid of the daemon "start" started
   medalliond.lock  held by whichever daemon runs (start, run or a service)`
 
@@ -133,12 +130,14 @@ func (e *env) start(ctx context.Context, cfg *config.Config, wait time.Duration)
 	// command loaded whatever its working directory ("/", so that it keeps
 	// no directory busy) and environment.
 	pidPath := filepath.Join(cfg.DataDir, PIDFileName)
-	args := []string{"run", "--data-dir", cfg.DataDir, "--socket", cfg.Socket, "--log-level", cfg.LogLevel, "--pid-file", pidPath}
+	args := []string{"run", "--data-dir", cfg.DataDir, "--socket", cfg.Socket, "--log-level", cfg.LogLevel, "--pid-file", pidPath, "--log-file", logPath}
 	if cfg.File != "" {
 		args = append(args, "--config", cfg.File)
 	}
 	child := exec.Command(self, args...)
 	child.Dir = "/"
+	// The child reopens the log itself (--log-file), to move it aside as
+	// it runs; until then, and if it cannot, it writes here.
 	child.Stdout, child.Stderr = logFile, logFile // Stdin nil: /dev/null
 	child.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	err = child.Start()

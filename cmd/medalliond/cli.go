@@ -204,12 +204,15 @@ func (f *configFlags) load(cmd *cobra.Command, getenv func(string) string) (*con
 
 func (e *env) runCommand() *cobra.Command {
 	var cf configFlags
-	var pidFile, cpuProfile string
+	var pidFile, cpuProfile, logPath string
 	cmd := &cobra.Command{
 		Use:   "run",
 		Short: "Run the daemon in the foreground",
 		Long: `Run the daemon in the foreground until SIGINT or SIGTERM. This is what the
-systemd unit, the launchd job and "medalliond start" run. Logs go to stderr.
+systemd unit, the launchd job and "medalliond start" run. Logs go to stderr,
+or with --log-file to a file, which the daemon moves to FILE.1 (replacing
+the one before) each time it has written 10 MB to it: a daemon left running
+keeps at most two files of about 10 MB.
 
 A first signal shuts down cleanly (in-flight requests finish, the store is
 closed, the socket removed); a second one exits at once with status 1.
@@ -236,10 +239,11 @@ closed, the socket removed); a second one exits at once with status 1.
 				}
 				defer stop()
 			}
-			return e.runDaemon(cmd.Context(), cfg, pidFile)
+			return e.runDaemon(cmd.Context(), cfg, pidFile, logPath)
 		},
 	}
 	cf.register(cmd)
+	cmd.Flags().StringVar(&logPath, "log-file", "", "append the log (and stdout, stderr) to `file`, moved to FILE.1 every 10 MB")
 	// For profiling the daemon under a real workload (a backfill, say):
 	// the whole run's CPU profile, written when it stops. Hidden: it is an
 	// engineer's tool, not a setting.
@@ -278,11 +282,24 @@ func newLogger(cfg *config.Config, w io.Writer) hclog.Logger {
 	})
 }
 
-func (e *env) runDaemon(parent context.Context, cfg *config.Config, pidFile string) error {
+// maxLogBytes is the size past which a log file is moved to FILE.1 (one
+// old log is kept): by start before it starts a daemon, by the daemon as
+// it writes (run --log-file).
+const maxLogBytes = 10 << 20
+
+func (e *env) runDaemon(parent context.Context, cfg *config.Config, pidFile, logPath string) error {
 	if parent == nil {
 		parent = context.Background()
 	}
-	logger := newLogger(cfg, e.stderr)
+	out := e.stderr
+	if logPath != "" {
+		lf, err := openLogFile(logPath, maxLogBytes)
+		if err != nil {
+			return err
+		}
+		out = lf
+	}
+	logger := newLogger(cfg, out)
 	ctx, cancel := context.WithCancelCause(parent)
 	defer cancel(nil)
 

@@ -10,7 +10,6 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -296,16 +295,6 @@ func decodeRate(b *testing.B, root string) decoding {
 		b.Fatal(err)
 	}
 	return decoding{wall: float64(n) / spent.Seconds(), cpu: float64(n) / (processCPU(b) - cpu0).Seconds()}
-}
-
-// processCPU is the user and system time this process has used.
-func processCPU(b *testing.B) time.Duration {
-	b.Helper()
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		b.Fatal(err)
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // cpuPercent is the CPU (user + system) pid uses over d, in percent of

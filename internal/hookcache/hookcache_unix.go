@@ -5,7 +5,6 @@ package hookcache
 import (
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"slices"
 	"syscall"
@@ -38,22 +37,53 @@ func Read(dir, cwd string, budget int) (text string, ok bool) {
 // readFile reads and decodes the answer file p, if it is one this user
 // alone can read and write.
 func readFile(p string) (Answer, bool) {
-	f, err := os.OpenFile(p, os.O_RDONLY|syscall.O_NOFOLLOW, 0)
+	fd, err := openRaw(p, syscall.O_RDONLY|syscall.O_NOFOLLOW)
 	if err != nil {
 		return Answer{}, false
 	}
-	defer f.Close()
+	defer syscall.Close(fd)
 	var st syscall.Stat_t
-	if err := syscall.Fstat(int(f.Fd()), &st); err != nil || !private(&st, syscall.S_IFREG) || st.Size > maxFile {
+	if err := syscall.Fstat(fd, &st); err != nil || !private(&st, syscall.S_IFREG) || st.Size > maxFile {
 		return Answer{}, false
 	}
-	b := make([]byte, st.Size+1)
-	n, err := io.ReadFull(f, b)
-	if err != io.ErrUnexpectedEOF || int64(n) != st.Size {
+	b, err := readAll(fd, st.Size)
+	if err != nil || int64(len(b)) != st.Size {
 		return Answer{}, false // the file changed size as it was read
 	}
-	a, err := decode(b[:n])
+	a, err := decode(b)
 	return a, err == nil
+}
+
+// openRaw opens p with plain system calls, never through os.File: the hook
+// reads its answer and /proc with them so that its process does not set
+// up the runtime's poller (an epoll instance, an event fd and a thread
+// waiting on them) for files it cannot poll (issue 12, the hook's start).
+func openRaw(p string, flags int) (int, error) {
+	for {
+		fd, err := syscall.Open(p, flags|syscall.O_CLOEXEC, 0)
+		if err != syscall.EINTR {
+			return fd, err
+		}
+	}
+}
+
+// readAll reads fd to its end, up to max bytes and one more: a result
+// longer than max says there was more.
+func readAll(fd int, max int64) ([]byte, error) {
+	b := make([]byte, 0, max+1)
+	for int64(len(b)) <= max {
+		n, err := syscall.Read(fd, b[len(b):cap(b)])
+		switch {
+		case err == syscall.EINTR:
+			continue
+		case err != nil:
+			return nil, err
+		case n == 0:
+			return b, nil
+		}
+		b = b[:len(b)+n]
+	}
+	return b, nil
 }
 
 // ownedPrivate reports whether p (not followed if a link) is a folder

@@ -175,11 +175,11 @@ func TestLaunchdPlist(t *testing.T) {
 		logPath string
 	}{
 		{"agent", Options{User: true, Executable: "/Users/u/bin/medalliond", Home: "/Users/u"},
-			"/Users/u/bin/medalliond run", "/Users/u/Library/Logs/medalliond.log"},
+			"/Users/u/bin/medalliond run --log-file /Users/u/Library/Logs/medalliond.log", "/Users/u/Library/Logs/medalliond.log"},
 		{"agent with config", Options{User: true, Executable: "/opt/homebrew/bin/medalliond", ConfigFile: "/Users/u/m & <c>.hcl", Home: "/Users/u"},
-			"/opt/homebrew/bin/medalliond run --config /Users/u/m & <c>.hcl", "/Users/u/Library/Logs/medalliond.log"},
+			"/opt/homebrew/bin/medalliond run --config /Users/u/m & <c>.hcl --log-file /Users/u/Library/Logs/medalliond.log", "/Users/u/Library/Logs/medalliond.log"},
 		{"system daemon", Options{Executable: "/usr/local/bin/medalliond"},
-			"/usr/local/bin/medalliond run", "/Library/Logs/medalliond.log"},
+			"/usr/local/bin/medalliond run --log-file /Library/Logs/medalliond.log", "/Library/Logs/medalliond.log"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -71,7 +71,10 @@ func LaunchdPlist(o Options) string {
 	<key>ProgramArguments</key>
 	<array>
 `)
-	for _, a := range append([]string{o.Executable}, o.Arguments()...) {
+	// The daemon also opens its log itself, to move it aside every 10 MB
+	// as it runs: launchd only ever appends to the file.
+	args := append([]string{o.Executable}, o.Arguments()...)
+	for _, a := range append(args, "--log-file", launchdLogPath(o)) {
 		fmt.Fprintf(&b, "\t\t<string>%s</string>\n", xmlEscape(a))
 	}
 	b.WriteString(`	</array>

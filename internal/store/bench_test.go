@@ -9,7 +9,6 @@ import (
 	"runtime"
 	"slices"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -244,17 +243,6 @@ func reportLatencies(b *testing.B, d []time.Duration) {
 	slices.Sort(d)
 	b.ReportMetric(float64(d[len(d)/2].Nanoseconds())/1e3, "p50-µs")
 	b.ReportMetric(float64(d[len(d)*99/100].Nanoseconds())/1e3, "p99-µs")
-}
-
-// cpuTime is the CPU time this process has used. Per operation it shows
-// what a query costs apart from waiting for a core, which on a shared
-// machine can dominate the wall-clock figures.
-func cpuTime(b *testing.B) time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		b.Fatal(err)
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // timeScopeQueries runs LatestForScope on s over b.N scopes drawn by scope

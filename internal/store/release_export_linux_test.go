@@ -11,22 +11,6 @@ import (
 	"github.com/medallionhq/medallion/internal/resident"
 )
 
-// SetValueLogFileSize makes stores opened from now on start a new value-log
-// file every n bytes (at least 1 MiB), until restore is called.
-func SetValueLogFileSize(n int64) (restore func()) {
-	prev := valueLogFileSize
-	valueLogFileSize = n
-	return func() { valueLogFileSize = prev }
-}
-
-// SetMappedCheck sets the idle check's period for stores opened from now
-// on, until restore is called.
-func SetMappedCheck(d time.Duration) (restore func()) {
-	prev := mappedCheck
-	mappedCheck = d
-	return func() { mappedCheck = prev }
-}
-
 // ReleaseChecked does what release does, holding the lock hold longer,
 // and checks the premise that makes its MADV_DONTNEED safe: no map that
 // stableMappings names is unmapped or moved while the lock is held. It

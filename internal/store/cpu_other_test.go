@@ -1,0 +1,15 @@
+//go:build !unix
+
+package store_test
+
+import (
+	"testing"
+	"time"
+)
+
+// cpuTime has no getrusage to read here: the benchmarks that report
+// CPU time skip.
+func cpuTime(b *testing.B) time.Duration {
+	b.Skip("the CPU time of this process needs getrusage")
+	return 0
+}
