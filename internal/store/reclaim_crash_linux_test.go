@@ -107,6 +107,10 @@ func TestReclaimCrash(t *testing.T) {
 			t.Logf("round %d: the kill left empty logs (Badger was creating or deleting them): %s", round, strings.Join(empty, ", "))
 		}
 		s := openCrashed(t, copied)
+		if size := s.DiskUsage(); size > verifyAtOpenMax {
+			// Open reads back only a store this small before it returns.
+			t.Fatalf("round %d: the store takes %d MiB: Open did not read it back", round, size>>20)
+		}
 		// A flush that ended drops the key an earlier kill left.
 		wasLeft := keyLeft
 		keyLeft = countKeys(t, s, reclaimKey) > 0
@@ -114,7 +118,7 @@ func TestReclaimCrash(t *testing.T) {
 			keyKills++
 			t.Logf("round %d: the reclaim key is left: the kill came between its write and the end of its DropPrefix", round)
 		}
-		model.check(t, s, round)
+		model.check(t, s, round, false) // Open read it back
 		checkKept(t, s, ids, want)
 		if t.Failed() {
 			t.Fatalf("round %d (seed %d) lost or broke what was written: the kill landed in %s", round, seed, where)
@@ -130,7 +134,7 @@ func TestReclaimCrash(t *testing.T) {
 		if n := countKeys(t, s, reclaimKey); n != 0 {
 			t.Errorf("round %d: %d reclaim keys after a reclaim", round, n)
 		}
-		model.check(t, s, round)
+		model.check(t, s, round, true)
 		checkKept(t, s, ids, want)
 		if err := s.Close(); err != nil {
 			t.Fatal(err)
@@ -144,7 +148,7 @@ func TestReclaimCrash(t *testing.T) {
 
 	// The original, as the last kill left it, opened in place.
 	s = openCrashed(t, dir)
-	model.check(t, s, -1)
+	model.check(t, s, -1, true)
 	checkKept(t, s, ids, want)
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
@@ -405,7 +409,7 @@ func crashChild(t *testing.T, dir string) {
 		note("P release")
 		s.release()
 		note("P write")
-		time.Sleep(time.Duration(50+rng.IntN(100)) * time.Millisecond)
+		time.Sleep(time.Duration(40+rng.IntN(60)) * time.Millisecond)
 	}
 }
 
@@ -565,8 +569,9 @@ func (m *crashModel) read(lines []string) error {
 	return nil
 }
 
-// check reads every write the model knows of back from s.
-func (m *crashModel) check(t *testing.T, s *Badger, round int) {
+// check reads every write the model knows of back from s, checks the
+// counters, and with verify reads every table block and value back.
+func (m *crashModel) check(t *testing.T, s *Badger, round int, verify bool) {
 	t.Helper()
 	ctx := context.Background()
 	errorf := func(format string, args ...any) {
@@ -644,8 +649,10 @@ func (m *crashModel) check(t *testing.T, s *Badger, round int) {
 	}
 	m.auxSeen = v
 	checkCounters(t, s)
-	if err := s.verify(); err != nil {
-		errorf("verification: %v", err)
+	if verify {
+		if err := s.verify(); err != nil {
+			errorf("verification: %v", err)
+		}
 	}
 }
 
