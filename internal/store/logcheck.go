@@ -137,8 +137,8 @@ func checkLogs(dir string, torn func(file string, at, end int64)) error {
 // a table (every memtable flush, the reclaim's among them), a value log
 // after the collector moved its live values (reclaim.go); and it creates
 // one empty before it sizes it. A kill -9 between the two steps (the
-// truncation of a written log takes a while) came in about one kill in
-// thirty of TestReclaimCrash's, and the daemon then could not start: 7 of
+// truncation of a written log takes a while) came in one kill in twenty
+// to thirty of TestReclaimCrash's, and the daemon then could not start: 7 of
 // 8 runs of that test failed without this. An empty log holds nothing:
 // removing it loses nothing.
 func dropEmptyLogs(dir string, dropped func(name string)) error {
