@@ -367,9 +367,9 @@ func TestOpenAfterCrashLeftEmptyLogs(t *testing.T) {
 	base := t.TempDir()
 	s := openIngest(t, base, nil)
 	ids := fillForReclaim(t, s)
-	if !s.reclaimIfDue() { // the collector frees value logs
-		t.Fatal("no reclaim was due")
-	}
+	// The collector frees value logs. The reclaim gives up while the
+	// store's own compaction of the writes holds a call open.
+	waitFor(t, "a reclaim", s.reclaimIfDue)
 	want := viewOf(t, s, ids)
 	crashClose(t, s)
 	var vlogs []int
