@@ -192,6 +192,13 @@ func Open(dir string, opts Options) (*Badger, error) {
 		_ = unlockDir(lock)
 		return nil, fmt.Errorf("open store %s: %w", dir, err)
 	}
+	emptied := func(file string) {
+		logger.Warn("an empty log left by a crash is removed from the store", "dir", dir, "file", file)
+	}
+	if err := dropEmptyLogs(dir, emptied); err != nil {
+		_ = unlockDir(lock)
+		return nil, fmt.Errorf("open store %s: %w", dir, err)
+	}
 	torn := func(file string, at, end int64) {
 		logger.Warn("a write cut short by a crash is dropped from the store's log", "dir", dir, "file", file, "offset", at, "bytes", end-at)
 	}

@@ -7,16 +7,22 @@ import (
 	"errors"
 	"fmt"
 	"hash/crc32"
+	"io"
 	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
+	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
+
+	"github.com/medallionhq/medallion/internal/medallion"
 )
 
 // garbage is n random bytes with no zero among them.
@@ -347,5 +353,149 @@ func TestVerifyBigStoreInBackground(t *testing.T) {
 	waitFor(t, "the damage found", func() bool { return s.Damage() != nil })
 	if err := s.Damage(); !errors.Is(err, ErrDamaged) || !strings.Contains(err.Error(), "a table fails its checksum") {
 		t.Errorf("damage: %v", err)
+	}
+}
+
+// TestOpenAfterCrashLeftEmptyLogs: Badger deletes a memtable or value log
+// by truncating it to 0 bytes and then removing it, and creates one empty
+// before it sizes it; a kill -9 in between leaves an empty log, which
+// Badger v4.9.6 refuses to open ("Create a new file"; TestReclaimCrash
+// found it). Open removes it and keeps everything, read-write and, on a
+// full disk, read-only; Salvage reads the store whole from its tables.
+func TestOpenAfterCrashLeftEmptyLogs(t *testing.T) {
+	smallReclaims(t, time.Hour)
+	base := t.TempDir()
+	s := openIngest(t, base, nil)
+	ids := fillForReclaim(t, s)
+	// The collector frees value logs. The reclaim gives up while the
+	// store's own compaction of the writes holds a call open.
+	waitFor(t, "a reclaim", s.reclaimIfDue)
+	want := viewOf(t, s, ids)
+	crashClose(t, s)
+	var vlogs []int
+	entries, err := os.ReadDir(base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		if id, ok := strings.CutSuffix(e.Name(), ".vlog"); ok {
+			n, err := strconv.Atoi(id)
+			if err != nil {
+				t.Fatal(err)
+			}
+			vlogs = append(vlogs, n)
+		}
+	}
+	newest := slices.Max(vlogs)
+	collected := 0 // a value log the collector deleted, below the newest
+	for id := 1; id < newest; id++ {
+		if !slices.Contains(vlogs, id) {
+			collected = id
+			break
+		}
+	}
+	if collected < 1 {
+		t.Fatalf("the collector freed no value log: %v", vlogs)
+	}
+
+	for _, tc := range []struct{ name, empty string }{
+		{"memtable log deleted after its flush", "00007.mem"},
+		{"value log deleted by the collector", fmt.Sprintf("%06d.vlog", collected)},
+		{"value log just created", fmt.Sprintf("%06d.vlog", newest+1)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := filepath.Join(t.TempDir(), "store")
+			copyVerbatim(t, base, dir)
+			empty := filepath.Join(dir, tc.empty)
+			leave := func() {
+				t.Helper()
+				if err := os.WriteFile(empty, nil, 0o600); err != nil {
+					t.Fatal(err)
+				}
+			}
+
+			leave()
+			var salvaged int
+			res, err := Salvage(dir, filepath.Join(t.TempDir(), "scratch"), nil, func(*medallion.Medallion) error { salvaged++; return nil })
+			if err != nil || res.FromLogs != 0 || salvaged != len(want.Export) {
+				t.Errorf("salvage: %d versions, %d of them only from the logs (%v); want the %d stored, all from the tables",
+					salvaged, res.FromLogs, err, len(want.Export))
+			}
+
+			s := openIngest(t, dir, nil)
+			// Gone, or (the newest value log's id) Badger's new one.
+			if fi, err := os.Stat(empty); err == nil && fi.Size() == 0 {
+				t.Error("the empty log is still there")
+			}
+			if got := viewOf(t, s, ids); !reflect.DeepEqual(got, want) {
+				t.Errorf("the store answers\n%+v\nnot\n%+v", got, want)
+			}
+			if err := s.verify(); err != nil {
+				t.Error(err)
+			}
+			dump := storeDump(t, s)
+			crashClose(t, s)
+
+			leave()
+			s = openSpace(t, dir, newDisk(1).options(t))
+			if !s.readOnly.Load() {
+				t.Error("the store did not open read-only on a full disk")
+			}
+			if d := diffDumps(dump, storeDump(t, s)); d != "" {
+				t.Errorf("read-only, the store changed: %s", d)
+			}
+		})
+	}
+}
+
+// copyVerbatim copies every file of the directory from into a new
+// directory to as it is, lock files included, keeping the holes of
+// Badger's sparse logs (they are allocated far beyond what is written).
+func copyVerbatim(t *testing.T, from, to string) {
+	t.Helper()
+	if err := os.MkdirAll(to, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	entries, err := os.ReadDir(from)
+	if err != nil {
+		t.Fatal(err)
+	}
+	zero := make([]byte, 64<<10)
+	buf := make([]byte, len(zero))
+	for _, e := range entries {
+		if !e.Type().IsRegular() {
+			continue
+		}
+		err := func() error {
+			src, err := os.Open(filepath.Join(from, e.Name()))
+			if err != nil {
+				return err
+			}
+			defer src.Close()
+			dst, err := os.OpenFile(filepath.Join(to, e.Name()), os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+			if err != nil {
+				return err
+			}
+			defer dst.Close()
+			var off int64
+			for {
+				n, err := io.ReadFull(src, buf)
+				if n > 0 && !bytes.Equal(buf[:n], zero[:n]) {
+					if _, err := dst.WriteAt(buf[:n], off); err != nil {
+						return err
+					}
+				}
+				off += int64(n)
+				if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+					return dst.Truncate(off)
+				}
+				if err != nil {
+					return err
+				}
+			}
+		}()
+		if err != nil {
+			t.Fatalf("copy the store: %v", err)
+		}
 	}
 }

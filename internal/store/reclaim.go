@@ -93,9 +93,13 @@ func (b *Badger) reclaimIfDue() bool {
 // idle after all. The flattening runs under the read lock, as the store's
 // other compactions do.
 func (b *Badger) flushAndCompact() bool {
-	if !b.flushAlone() {
-		return false
-	}
+	return b.flushAlone() && b.flattenAll()
+}
+
+// flattenAll is flushAndCompact's compaction, under the read lock; false
+// when the store is closing or the compaction failed. A step of its own
+// so that a test can tell where a kill landed (TestReclaimCrash).
+func (b *Badger) flattenAll() bool {
 	if b.begin(context.Background()) != nil {
 		return false // closing
 	}

@@ -255,6 +255,12 @@ func copyFile(from, to string) error {
 		if n, err = lastNonZero(src, n, 0); err != nil {
 			return err
 		}
+		if n == 0 {
+			// Nothing written, not even the header (a crash came as
+			// Badger created or deleted it): copied, it would be an
+			// empty log, which Badger refuses (see dropEmptyLogs).
+			return nil
+		}
 	}
 	dst, err := os.OpenFile(to, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 	if err != nil {
