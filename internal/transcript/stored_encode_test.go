@@ -193,7 +193,7 @@ func TestAppendStoredRandom(t *testing.T) {
 	var leaves int
 	randomize(t, rng, reflect.ValueOf(new(Event)).Elem(), &leaves, func(int) bool { return false })
 	n := 10000
-	if testing.Short() {
+	if testing.Short() || raceBuild {
 		n = 2000
 	}
 	var encoded, failed int

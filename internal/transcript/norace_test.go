@@ -1,0 +1,6 @@
+//go:build !race
+
+package transcript
+
+// raceBuild: the tests run under the race detector.
+const raceBuild = false
