@@ -1,12 +1,12 @@
 package medallion
 
 import (
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"math"
 	"strconv"
-	"unicode/utf8"
+
+	"github.com/medallionhq/medallion/internal/jsonstr"
 )
 
 // AppendJSON appends to dst the JSON that encoding/json writes for the
@@ -224,83 +224,7 @@ func (w *jsonWriter) float(f float64) error {
 }
 
 // str writes s as a JSON string exactly as encoding/json does with its
-// default HTML escaping: ", \ and control bytes escaped (\n, \r, \t, \b,
-// \f by name), <, > and & as \u003c, \u003e, \u0026, an invalid UTF-8
-// byte as \ufffd, U+2028 and U+2029 as \u2028 and \u2029.
+// default HTML escaping.
 func (w *jsonWriter) str(s []byte) {
-	b := append(w.b, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		// Eight plain bytes at a time: most of an export is text with
-		// nothing to escape, and a table lookup per byte was most of
-		// AppendJSON's time.
-		if i+8 <= len(s) && !needsLook(binary.LittleEndian.Uint64(s[i:])) {
-			i += 8
-			continue
-		}
-		c := s[i]
-		if c < utf8.RuneSelf {
-			if jsonSafe[c] {
-				i++
-				continue
-			}
-			b = append(b, s[start:i]...)
-			switch c {
-			case '\\', '"':
-				b = append(b, '\\', c)
-			case '\b':
-				b = append(b, '\\', 'b')
-			case '\f':
-				b = append(b, '\\', 'f')
-			case '\n':
-				b = append(b, '\\', 'n')
-			case '\r':
-				b = append(b, '\\', 'r')
-			case '\t':
-				b = append(b, '\\', 't')
-			default:
-				b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xF])
-			}
-			i++
-			start = i
-			continue
-		}
-		r, size := utf8.DecodeRune(s[i:])
-		switch {
-		case r == utf8.RuneError && size == 1:
-			b = append(b, s[start:i]...)
-			b = append(b, `\ufffd`...)
-		case r == '\u2028' || r == '\u2029':
-			b = append(b, s[start:i]...)
-			b = append(b, '\\', 'u', '2', '0', '2', hexDigits[r&0xF])
-		default:
-			i += size
-			continue
-		}
-		i += size
-		start = i
-	}
-	b = append(b, s[start:]...)
-	w.b = append(b, '"')
+	w.b = jsonstr.Append(w.b, s, true)
 }
-
-// needsLook reports whether any of the eight bytes in x is one str does
-// not copy as it is: below 0x20, ", \, <, >, & or not ASCII. Each test is
-// the classic "has a byte less than n" (x - n*lo) &^ x & hi, exact as to
-// whether there is one (a borrow only ever follows a byte that is).
-func needsLook(x uint64) bool {
-	const lo, hi = 0x0101010101010101, 0x8080808080808080
-	q, bs, lt, gt, amp := x^'"'*lo, x^'\\'*lo, x^'<'*lo, x^'>'*lo, x^'&'*lo
-	return (x|(x-0x20*lo)&^x|(q-lo)&^q|(bs-lo)&^bs|(lt-lo)&^lt|(gt-lo)&^gt|(amp-lo)&^amp)&hi != 0
-}
-
-const hexDigits = "0123456789abcdef"
-
-// jsonSafe marks the ASCII bytes encoding/json writes as they are with
-// HTML escaping on: printable, other than ", \, <, > and &.
-var jsonSafe = func() (t [utf8.RuneSelf]bool) {
-	for c := 0x20; c < utf8.RuneSelf; c++ {
-		t[c] = c != '"' && c != '\\' && c != '<' && c != '>' && c != '&'
-	}
-	return t
-}()

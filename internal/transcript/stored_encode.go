@@ -3,9 +3,9 @@ package transcript
 import (
 	"bytes"
 	"encoding/json"
-	"math/bits"
 	"strconv"
-	"unicode/utf8"
+
+	"github.com/medallionhq/medallion/internal/jsonstr"
 )
 
 // AppendStored appends to dst the JSON of e exactly as a json.Encoder with
@@ -130,93 +130,8 @@ func appendOptString(dst []byte, key, s string) []byte {
 	return appendStoredString(append(dst, key...), s)
 }
 
-// storedSafe marks the bytes encoding/json copies into a string as they
-// are when it does not escape HTML: ASCII but controls, '"' and '\\'.
-// Bytes from 0x80 are not marked: they need a look at their UTF-8.
-var storedSafe = func() (t [256]bool) {
-	for c := ' '; c < utf8.RuneSelf; c++ {
-		t[c] = c != '"' && c != '\\'
-	}
-	return t
-}()
-
-const hexDigits = "0123456789abcdef"
-
-const (
-	lsbs = 0x0101010101010101
-	msbs = 0x8080808080808080
-)
-
-// specialBytes flags, by the high bit of its byte, each of the eight
-// bytes of w (little-endian) that encoding/json does not copy as it is: a
-// byte with the high bit set (not ASCII), below 0x20 (subtracting 0x20
-// borrows), or '"' or '\\' (xor with it leaves a zero, and subtracting 1
-// borrows). A borrow can flag a byte above a flagged one wrongly, never
-// one below, so the lowest flag is exact.
-func specialBytes(w uint64) uint64 {
-	q, bs := w^('"'*lsbs), w^('\\'*lsbs)
-	return (w | (w - ' '*lsbs) | (q-lsbs)&^q | (bs-lsbs)&^bs) & msbs
-}
-
 // appendStoredString appends s quoted as encoding/json quotes a string
-// with HTML escaping off: \" \\ \b \f \n \r \t, other controls as \u00XX,
-// each byte of invalid UTF-8 as \ufffd, and U+2028 and U+2029 escaped
-// (they end a line in JavaScript).
+// with HTML escaping off.
 func appendStoredString(dst []byte, s string) []byte {
-	dst = append(dst, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		// Most of a text needs no escape: skip it eight bytes at a time.
-		if len(s)-i >= 8 {
-			w := s[i : i+8]
-			m := specialBytes(uint64(w[0]) | uint64(w[1])<<8 | uint64(w[2])<<16 | uint64(w[3])<<24 |
-				uint64(w[4])<<32 | uint64(w[5])<<40 | uint64(w[6])<<48 | uint64(w[7])<<56)
-			if m == 0 {
-				i += 8
-				continue
-			}
-			i += bits.TrailingZeros64(m) >> 3
-		} else if storedSafe[s[i]] {
-			i++
-			continue
-		}
-		if c := s[i]; c < utf8.RuneSelf {
-			dst = append(dst, s[start:i]...)
-			switch c {
-			case '"', '\\':
-				dst = append(dst, '\\', c)
-			case '\b':
-				dst = append(dst, '\\', 'b')
-			case '\f':
-				dst = append(dst, '\\', 'f')
-			case '\n':
-				dst = append(dst, '\\', 'n')
-			case '\r':
-				dst = append(dst, '\\', 'r')
-			case '\t':
-				dst = append(dst, '\\', 't')
-			default:
-				dst = append(dst, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xF])
-			}
-			i++
-			start = i
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		switch {
-		case r == utf8.RuneError && size == 1:
-			dst = append(dst, s[start:i]...)
-			dst = append(dst, `\ufffd`...)
-		case r == '\u2028' || r == '\u2029':
-			dst = append(dst, s[start:i]...)
-			dst = append(dst, '\\', 'u', '2', '0', '2', hexDigits[r&0xF])
-		default:
-			i += size
-			continue
-		}
-		i += size
-		start = i
-	}
-	dst = append(dst, s[start:]...)
-	return append(dst, '"')
+	return jsonstr.Append(dst, s, false)
 }

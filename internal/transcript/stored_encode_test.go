@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"math"
-	"math/bits"
 	"math/rand/v2"
 	"reflect"
 	"slices"
@@ -448,44 +447,4 @@ func BenchmarkAppendStored(b *testing.B) {
 		}
 		b.ReportMetric(float64(len(events)), "events/op")
 	})
-}
-
-// TestSpecialBytes checks specialBytes' promise against a byte-by-byte
-// reading: no flag on a word of plain bytes, and the lowest flag on the
-// first byte that is not plain. Words mix plain bytes with every byte
-// value in every position.
-func TestSpecialBytes(t *testing.T) {
-	rng := rand.New(rand.NewPCG(3, 4))
-	plain := func() byte { return byte(' ' + rng.IntN(utf8.RuneSelf-' ')) }
-	for n := range 1 << 20 {
-		var w [8]byte
-		for i := range w {
-			w[i] = plain()
-			if w[i] == '"' || w[i] == '\\' {
-				w[i] = 'x'
-			}
-			if rng.IntN(8) == 0 {
-				w[i] = byte(rng.UintN(256))
-			}
-		}
-		if n < 256*8 { // each byte value in each position at least once
-			w[n/256] = byte(n)
-		}
-		want := -1
-		for i, c := range w {
-			if !storedSafe[c] {
-				want = i
-				break
-			}
-		}
-		m := specialBytes(uint64(w[0]) | uint64(w[1])<<8 | uint64(w[2])<<16 | uint64(w[3])<<24 |
-			uint64(w[4])<<32 | uint64(w[5])<<40 | uint64(w[6])<<48 | uint64(w[7])<<56)
-		got := -1
-		if m != 0 {
-			got = bits.TrailingZeros64(m) >> 3
-		}
-		if got != want {
-			t.Fatalf("%q: first special byte %d, want %d", w, got, want)
-		}
-	}
 }
