@@ -200,20 +200,11 @@ type apiStatus struct {
 // first, and returns where this run's lines start.
 func openLog(path string) (*os.File, int64, error) {
 	if st, err := os.Stat(path); err == nil && st.Size() > maxLogBytes {
-		if err := os.Rename(path, path+".1"); err != nil {
+		if err := moveAside(path); err != nil {
 			return nil, 0, fmt.Errorf("rotate log: %w", err)
 		}
 	}
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE|syscall.O_NOFOLLOW, 0o600)
-	if err != nil {
-		return nil, 0, fmt.Errorf("open log: %w", err)
-	}
-	st, err := f.Stat()
-	if err != nil {
-		f.Close()
-		return nil, 0, fmt.Errorf("open log: %w", err)
-	}
-	return f, st.Size(), nil
+	return appendLog(path)
 }
 
 // logTail returns the last lines of the log written from offset on,

@@ -45,21 +45,37 @@ func openLogFile(path string, max int64) (*logFile, error) {
 // redirect opens l.path and puts it on file descriptors 1 and 2, and
 // returns its size.
 func (l *logFile) redirect() (int64, error) {
-	f, err := os.OpenFile(l.path, os.O_WRONLY|os.O_APPEND|os.O_CREATE|syscall.O_NOFOLLOW, 0o600)
+	f, size, err := appendLog(l.path)
 	if err != nil {
-		return 0, fmt.Errorf("open log file: %w", err)
+		return 0, err
 	}
 	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return 0, fmt.Errorf("open log file: %w", err)
-	}
 	for _, fd := range []int{1, 2} {
 		if err := unix.Dup2(int(f.Fd()), fd); err != nil {
 			return 0, fmt.Errorf("log to %s: %w", l.path, os.NewSyscallError("dup2", err))
 		}
 	}
-	return st.Size(), nil
+	return size, nil
+}
+
+// moveAside moves the log at path to path.1, replacing the one before:
+// one old log is kept.
+func moveAside(path string) error { return os.Rename(path, path+".1") }
+
+// appendLog opens the log at path for appending, created owner-only and
+// never through a link, and returns its size: for start, which hands it
+// to the daemon it starts, and for the daemon itself (run --log-file).
+func appendLog(path string) (*os.File, int64, error) {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE|syscall.O_NOFOLLOW, 0o600)
+	if err != nil {
+		return nil, 0, fmt.Errorf("open log: %w", err)
+	}
+	st, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, 0, fmt.Errorf("open log: %w", err)
+	}
+	return f, st.Size(), nil
 }
 
 // Write writes p to stderr, the current file, and moves the file aside
@@ -81,7 +97,7 @@ func (l *logFile) Write(p []byte) (int, error) {
 // again once it has written another maxLogBytes.
 func (l *logFile) rotate() {
 	l.size = 0
-	if err := os.Rename(l.path, l.path+".1"); err != nil {
+	if err := moveAside(l.path); err != nil {
 		fmt.Fprintf(os.Stderr, "medalliond: could not move the log aside (tried again after %d MB more): %v\n", l.max>>20, err)
 		return
 	}
