@@ -154,19 +154,33 @@ func (l *failedFlush) Write(p []byte) (int, error) {
 // sizes to 16 MiB (z.OpenMmapFile). When the sizing fails (here the file
 // size limit, EFBIG; a full file system without sparse files does the
 // same) DropPrefix fails with no memtable left, the store reopens Badger,
-// and the empty .mem file is still in the directory: Badger v4.9.6
-// refuses to open a store holding one (badger#2207), read-write and
-// read-only, and the store stayed closed until the daemon restarted. It
-// must come back writable, holding everything it had.
+// and the empty .mem file is still in the directory, which Badger v4.9.6
+// refuses to open (badger#2207). Before the reopen dropped it, the
+// read-write open failed ("Create a new file", after sizing the file
+// itself) and the store came back read-only, refusing writes until the
+// next space check; on a nearly full disk the read-only open failed too
+// (Badger cannot size the file read-only, and there was no room for
+// anything else) and the store stayed closed until the daemon restarted.
+// Either way it must come back at once, as writable as the disk allows,
+// holding everything it had.
 func TestReclaimNewMemtableFails(t *testing.T) {
+	t.Run("room on disk", func(t *testing.T) { reclaimNewMemtableFails(t, 1<<40) })
+	t.Run("disk nearly full", func(t *testing.T) { reclaimNewMemtableFails(t, 1<<20) })
+}
+
+// reclaimNewMemtableFails runs TestReclaimNewMemtableFails with free bytes
+// left when the store reopens.
+func reclaimNewMemtableFails(t *testing.T, free int64) {
 	smallReclaims(t, time.Hour)
 	var limit syscall.Rlimit
 	if err := syscall.Getrlimit(syscall.RLIMIT_FSIZE, &limit); err != nil {
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
+	disk := newDisk(1 << 40)
 	// The limit comes back as soon as the store logs the failed flush,
-	// just before it reopens Badger; the empty logs are noted then.
+	// just before it reopens Badger; the disk fills and the empty logs are
+	// noted then.
 	var empty []string
 	var restore sync.Once
 	back := func() {
@@ -174,13 +188,18 @@ func TestReclaimNewMemtableFails(t *testing.T) {
 			if err := syscall.Setrlimit(syscall.RLIMIT_FSIZE, &limit); err != nil {
 				panic(err)
 			}
+			disk.free.Store(free)
 			empty = emptyLogs(t, dir)
 		})
 	}
 	log := &failedFlush{marker: []byte("reclaim: flush failed"), seen: make(chan struct{}), back: back}
 	defer back()
-	logger := hclog.New(&hclog.LoggerOptions{Name: "store", Level: hclog.Warn, Output: log})
-	s, err := Open(dir, Options{Logger: logger, GCInterval: -1})
+	opts := disk.options(t)
+	opts.Logger = hclog.New(&hclog.LoggerOptions{Name: "store", Level: hclog.Warn, Output: log})
+	// Only the test gives the disk back: no space check reopens the store
+	// read-write until it has.
+	opts.SpaceInterval = -1
+	s, err := Open(dir, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -209,9 +228,20 @@ func TestReclaimNewMemtableFails(t *testing.T) {
 	}
 	t.Logf("empty logs when the store reopened: %v", empty)
 
-	if sp := s.Space(); !sp.Writable() {
-		t.Fatalf("after the failed flush the store is not writable: %+v", sp)
+	if sp := s.Space(); sp.Writable() == sp.Full {
+		t.Fatalf("after the failed flush, with %d MiB free: %+v", free>>20, sp)
 	}
+	if n, err := s.Count(ctx); err != nil || n != want.Count {
+		t.Fatalf("after the failed flush the store counts %d medallions (%v), want %d", n, err, want.Count)
+	}
+	if free < opts.Reserve {
+		disk.free.Store(1 << 40)
+		s.checkSpace() // the space check's reopen
+		if sp := s.Space(); !sp.Writable() {
+			t.Fatalf("once space is back: %+v", sp)
+		}
+	}
+	// (viewOf writes: AddAuxInt.)
 	if got := viewOf(t, s, ids); !reflect.DeepEqual(got, want) {
 		t.Fatalf("after the failed flush the store answers\n%+v\nnot\n%+v", got, want)
 	}
@@ -223,7 +253,7 @@ func TestReclaimNewMemtableFails(t *testing.T) {
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if s, err = Open(dir, Options{Logger: logger, GCInterval: -1}); err != nil {
+	if s, err = Open(dir, opts); err != nil {
 		t.Fatal(err)
 	}
 	if got := viewOf(t, s, ids); !reflect.DeepEqual(got, want) {
