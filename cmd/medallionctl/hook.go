@@ -16,7 +16,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/medallionhq/medallion/internal/api"
 	"github.com/medallionhq/medallion/internal/client"
 	"github.com/medallionhq/medallion/internal/hookcache"
 	rendering "github.com/medallionhq/medallion/internal/render"
@@ -269,16 +268,13 @@ func (a *app) hookContext(ctx context.Context, budget int) (text string, kept bo
 	c := a.client()
 	c.Timeout = hookTimeout
 	c.OnVersionMismatch = nil // stderr stays quiet unless --verbose
-	// The same request as the daemon's answer files are kept for: the
-	// daemon leaves this answer in one for the next hook.
-	resp, err := c.Load(ctx, api.LoadRequest{CWD: cwd, Budget: budget})
+	// The load the daemon's answer files are kept for: the daemon leaves
+	// this answer in one for the next hook.
+	text, err = c.HookText(ctx, cwd, budget)
 	if err != nil {
 		return "", false, fmt.Errorf("load %s: %w", in.CWD, err)
 	}
-	if len(resp.Medallions) == 0 {
-		return "", false, nil
-	}
-	return resp.Text, false, nil
+	return text, false, nil
 }
 
 // fastHook runs the hook without building the cobra command tree when its

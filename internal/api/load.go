@@ -7,6 +7,17 @@ package api
 // node/tag name the scope, or cwd names a directory the daemon resolves to
 // graph nodes (never both). The answer is the save file of the latest
 // active medallions for the scope, rendered to fit the token budget.
+//
+//	GET /v1/hook?cwd=DIR&budget=B  text/markdown, or 204 No Content
+//
+// is the load the SessionStart hook makes (cwd, the default limit,
+// markdown), answered with the save file's text alone: what the hook adds
+// to the session, as in the answer file the daemon keeps for the next hook
+// (internal/hookcache). 204 means no medallion exists for the directory.
+// The hook runs before every agent session, and decoding a LoadResponse
+// (encoding/json's validation, unquoting and reflection over a 5 KB text)
+// was about two thirds of the CPU a hook that asked spent beyond one that
+// read the kept file.
 
 // DefaultLoadLimit is how many medallions a load renders when it names no
 // limit: the few most recently updated for the scope.

@@ -225,6 +225,19 @@ func (c *Client) do(ctx context.Context, method, path string, q url.Values, in, 
 // send is do with a lower bound on the timeout, for requests that are known
 // to take longer than a lookup.
 func (c *Client) send(ctx context.Context, minTimeout time.Duration, method, path string, q url.Values, in, out any) error {
+	resp, err := c.call(ctx, minTimeout, method, path, q, in)
+	if err != nil || out == nil {
+		return err
+	}
+	if err := json.Unmarshal(resp.body, out); err != nil {
+		return fmt.Errorf("decode %s %s response: %w", method, path, err)
+	}
+	return nil
+}
+
+// call sends a request (in encoded as JSON, if not nil) and returns the
+// daemon's answer when its status is 2xx; any other is an *APIError.
+func (c *Client) call(ctx context.Context, minTimeout time.Duration, method, path string, q url.Values, in any) (*response, error) {
 	timeout := c.Timeout
 	if timeout <= 0 {
 		timeout = DefaultTimeout
@@ -238,7 +251,7 @@ func (c *Client) send(ctx context.Context, minTimeout time.Duration, method, pat
 	// keeps that escaping, where Path alone would be escaped again.
 	unescaped, err := url.PathUnescape(path)
 	if err != nil {
-		return fmt.Errorf("build %s %s request: %w", method, path, err)
+		return nil, fmt.Errorf("build %s %s request: %w", method, path, err)
 	}
 	u := url.URL{Scheme: "http", Host: "medalliond", Path: unescaped, RawPath: path}
 	if len(q) > 0 {
@@ -248,29 +261,23 @@ func (c *Client) send(ctx context.Context, minTimeout time.Duration, method, pat
 	contentType := ""
 	if in != nil {
 		if body, err = json.Marshal(in); err != nil {
-			return fmt.Errorf("encode %s %s request: %w", method, path, err)
+			return nil, fmt.Errorf("encode %s %s request: %w", method, path, err)
 		}
 		contentType = "application/json"
 	}
 	resp, err := c.roundTrip(ctx, method, u.RequestURI(), contentType, body)
 	if err != nil {
-		return c.transportError(parent, ctx, method, path, timeout, err)
+		return nil, c.transportError(parent, ctx, method, path, timeout, err)
 	}
 	c.checkVersion(resp.version)
 	data := resp.body
 	if len(data) > maxResponseBytes {
-		return fmt.Errorf("read %s %s response: larger than %d bytes", method, path, maxResponseBytes)
+		return nil, fmt.Errorf("read %s %s response: larger than %d bytes", method, path, maxResponseBytes)
 	}
 	if resp.status < 200 || resp.status > 299 {
-		return decodeAPIError(resp.status, data)
+		return nil, decodeAPIError(resp.status, data)
 	}
-	if out == nil {
-		return nil
-	}
-	if err := json.Unmarshal(data, out); err != nil {
-		return fmt.Errorf("decode %s %s response: %w", method, path, err)
-	}
-	return nil
+	return resp, nil
 }
 
 // decodeAPIError turns an error response into an *APIError, keeping a

@@ -2,6 +2,7 @@ package client
 
 import (
 	"context"
+	"errors"
 	"net/url"
 	"strconv"
 
@@ -36,4 +37,27 @@ func (c *Client) Load(ctx context.Context, req api.LoadRequest) (*api.LoadRespon
 		return nil, err
 	}
 	return &resp, nil
+}
+
+// HookText asks the daemon for the text the SessionStart hook adds to a
+// session starting in cwd (absolute), within budget tokens: GET /v1/hook,
+// the load the hook makes without the JSON around its text. "" means no
+// medallion exists for cwd. (Statuses are numbers here: the client does
+// not link net/http, see transport.go.)
+func (c *Client) HookText(ctx context.Context, cwd string, budget int) (string, error) {
+	q := url.Values{"cwd": {cwd}, "budget": {strconv.Itoa(budget)}}
+	resp, err := c.call(ctx, 0, "GET", "/v1/hook", q, nil)
+	var apiErr *APIError
+	if errors.As(err, &apiErr) && apiErr.StatusCode == 404 {
+		// A daemon older than /v1/hook, still running after an upgrade.
+		lr, err := c.Load(ctx, api.LoadRequest{CWD: cwd, Budget: budget})
+		if err != nil || len(lr.Medallions) == 0 {
+			return "", err
+		}
+		return lr.Text, nil
+	}
+	if err != nil || resp.status == 204 {
+		return "", err
+	}
+	return string(resp.body), nil
 }

@@ -3,6 +3,7 @@ package client
 import (
 	"context"
 	"net/http"
+	"strings"
 	"testing"
 
 	"github.com/medallionhq/medallion/internal/api"
@@ -42,5 +43,53 @@ func TestLoadError(t *testing.T) {
 	_, err := c.Load(context.Background(), api.LoadRequest{CWD: "/x"})
 	if ae, ok := err.(*APIError); !ok || ae.Body.Code != api.CodeInvalid {
 		t.Fatalf("err = %v, want a 400 APIError", err)
+	}
+}
+
+// TestHookText: the hook's load is GET /v1/hook and its answer the text
+// alone, "" for 204; a daemon older than /v1/hook (404) is asked
+// GET /v1/load instead; other errors are returned.
+func TestHookText(t *testing.T) {
+	const text = "This is the current canonical state of repo:a …\n\"quoted\" \\ and\n"
+	var got []string
+	status := map[string]int{}
+	c := serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got = append(got, r.URL.Path+"?"+r.URL.RawQuery)
+		switch s := status[r.URL.Path]; {
+		case r.URL.Path == "/v1/load":
+			writeJSON(w, http.StatusOK, api.LoadResponse{Text: "from load", Medallions: []string{"m"}})
+		case s == http.StatusOK:
+			w.Header().Set("Content-Type", "text/markdown; charset=utf-8")
+			_, _ = w.Write([]byte(text))
+		case s == http.StatusNoContent:
+			w.WriteHeader(s)
+		default:
+			writeJSON(w, s, api.Error{Error: "no", Code: api.CodeInvalid})
+		}
+	}))
+	ctx := context.Background()
+	for _, tc := range []struct {
+		status   int
+		want     string
+		requests []string
+	}{
+		{http.StatusOK, text, []string{"/v1/hook?budget=1200&cwd=%2Fsrc%2Fa+b"}},
+		{http.StatusNoContent, "", []string{"/v1/hook?budget=1200&cwd=%2Fsrc%2Fa+b"}},
+		{http.StatusNotFound, "from load", []string{"/v1/hook?budget=1200&cwd=%2Fsrc%2Fa+b", "/v1/load?budget=1200&cwd=%2Fsrc%2Fa+b"}},
+	} {
+		got, status["/v1/hook"] = nil, tc.status
+		s, err := c.HookText(ctx, "/src/a b", 1200)
+		if err != nil || s != tc.want {
+			t.Errorf("status %d: %q, %v; want %q", tc.status, s, err, tc.want)
+		}
+		if strings.Join(got, " ") != strings.Join(tc.requests, " ") {
+			t.Errorf("status %d: requests %q, want %q", tc.status, got, tc.requests)
+		}
+	}
+	status["/v1/hook"] = http.StatusBadRequest
+	if _, err := c.HookText(ctx, "/src/a", 1200); err == nil {
+		t.Fatal("a 400 was not an error")
+	} else if ae, ok := err.(*APIError); !ok || ae.StatusCode != http.StatusBadRequest {
+		t.Errorf("err = %v, want a 400 APIError", err)
 	}
 }

@@ -342,3 +342,43 @@ func TestHookAnswerNotReadAfterFailedRemoval(t *testing.T) {
 		t.Errorf("after the write returned, a hook reads the answer it dropped:\n%s", got)
 	}
 }
+
+// TestHookEndpoint: GET /v1/hook answers the hook's load with its text
+// alone, the load's text byte for byte, 204 for a repository without
+// medallions, and keeps the answer file as the load does.
+func TestHookEndpoint(t *testing.T) {
+	setRewarm(t, time.Hour, time.Hour) // none in this test
+	e, dir := startHook(t)
+	muse, empty := gitRepo(t, "muse"), gitRepo(t, "empty")
+	if _, err := e.store.Create(context.Background(), sample("muse-state", "repo:muse")); err != nil {
+		t.Fatal(err)
+	}
+	res := e.do(t, "GET", "/v1/hook?"+hookQuery(muse), nil, nil)
+	e.srv.loads.settle(false)
+	load := e.load(t, hookQuery(muse))
+	if res.status != http.StatusOK || string(res.body) != load.Text || load.Text == "" {
+		t.Fatalf("status %d, text:\n%s\nwant the load's:\n%s", res.status, res.body, load.Text)
+	}
+	if got, ok := hookcache.Read(dir, muse, 1200); !ok || got != load.Text {
+		t.Errorf("kept answer %q, %v; want the text", got, ok)
+	}
+
+	res = e.do(t, "GET", "/v1/hook?"+hookQuery(empty), nil, nil)
+	e.srv.loads.settle(false)
+	if res.status != http.StatusNoContent || len(res.body) != 0 {
+		t.Errorf("repository without medallions: status %d, body %q; want 204 and none", res.status, res.body)
+	}
+	if got, ok := hookcache.Read(dir, empty, 1200); !ok || got != "" {
+		t.Errorf("empty scope's answer %q, %v; want \"\", true", got, ok)
+	}
+
+	for _, tc := range []struct{ query, want string }{
+		{"budget=1200", "give the directory the session starts in as cwd"},
+		{"node=repo:muse", "unknown query parameter"},
+		{hookQuery(muse) + "&format=json", "unknown query parameter"},
+		{"cwd=relative", "absolute"},
+		{"cwd=" + url.QueryEscape(muse) + "&budget=0", "budget must be"},
+	} {
+		checkError(t, e.do(t, "GET", "/v1/hook?"+tc.query, nil, nil), http.StatusBadRequest, api.CodeInvalid, tc.want)
+	}
+}

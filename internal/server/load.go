@@ -30,7 +30,37 @@ func (s *Server) load(r *http.Request) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	return s.loadAnswer(r.Context(), p)
+	body, _, err := s.loadAnswer(r.Context(), p)
+	if err != nil {
+		return nil, err
+	}
+	return encodedJSON(body), nil
+}
+
+// hookAnswer answers GET /v1/hook?cwd=DIR&budget=B, the SessionStart hook's
+// load, with the text the hook adds (api: the hook endpoint): the load of
+// /v1/load?cwd=DIR&budget=B without its JSON around it, and 204 when no
+// medallion exists for the directory.
+func (s *Server) hookAnswer(r *http.Request) (any, error) {
+	q, err := query(r, "cwd", "budget")
+	if err != nil {
+		return nil, err
+	}
+	if !q.Has("cwd") {
+		return nil, badRequest("give the directory the session starts in as cwd (e.g. ?cwd=/home/me/muse)")
+	}
+	p, err := s.parseLoad(q)
+	if err != nil {
+		return nil, err
+	}
+	_, text, err := s.loadAnswer(r.Context(), p)
+	if err != nil {
+		return nil, err
+	}
+	if text == "" {
+		return reply{status: http.StatusNoContent, body: markdownText("")}, nil
+	}
+	return markdownText(text), nil
 }
 
 // loadParams is what a load renders.
@@ -50,11 +80,17 @@ func (p loadParams) forHook() bool {
 
 // loadQuery reads and checks GET /v1/load's parameters.
 func (s *Server) loadQuery(r *http.Request) (loadParams, error) {
-	var p loadParams
 	q, err := query(r, "node", "tag", "cwd", "limit", "budget", "format")
 	if err != nil {
-		return p, err
+		return loadParams{}, err
 	}
+	return s.parseLoad(q)
+}
+
+// parseLoad checks a load's parameters: those of GET /v1/load, or fewer.
+func (s *Server) parseLoad(q url.Values) (loadParams, error) {
+	var p loadParams
+	var err error
 	p.scope = medallion.Scope{GraphNodes: q["node"], Tags: q["tag"]}
 	for _, v := range append(append([]string{}, p.scope.GraphNodes...), p.scope.Tags...) {
 		if strings.TrimSpace(v) == "" {
@@ -99,22 +135,21 @@ func (s *Server) loadQuery(r *http.Request) (loadParams, error) {
 	return p, nil
 }
 
-// loadAnswer is the answer to the load p: kept, or rendered (and kept).
-// The hook's loads also leave their answer in a file (forHook).
-func (s *Server) loadAnswer(ctx context.Context, p loadParams) (any, error) {
+// loadAnswer is the answer to the load p, kept or rendered (and kept):
+// the encoded api.LoadResponse, and the text the hook adds for it ("" when
+// no medallion is in the scope). The hook's loads also leave their text in
+// a file (forHook).
+func (s *Server) loadAnswer(ctx context.Context, p loadParams) (body []byte, text string, err error) {
 	key := loadKey(p.scope, p.limit, p.budget, p.format)
-	body, writes := s.loads.get(key)
+	body, text, writes := s.loads.get(key)
 	if body == nil {
-		resp, text, err := s.renderLoad(ctx, p)
-		if err != nil {
-			return nil, err
-		}
-		if s.loads == nil {
-			return resp, nil
+		var resp api.LoadResponse
+		if resp, text, err = s.renderLoad(ctx, p); err != nil {
+			return nil, "", err
 		}
 		var b bytes.Buffer
 		if err := jsonEncode(&b, resp); err != nil {
-			return nil, err
+			return nil, "", err
 		}
 		body = b.Bytes()
 		s.loads.put(key, p.scope, body, text, writes)
@@ -122,7 +157,7 @@ func (s *Server) loadAnswer(ctx context.Context, p loadParams) (any, error) {
 	if p.forHook() {
 		s.loads.keepFileLater(key, writes, p.cwd, p.budget, p.scope.GraphNodes)
 	}
-	return encodedJSON(body), nil
+	return body, text, nil
 }
 
 // renderLoad renders the load p from the store, and the text the hook

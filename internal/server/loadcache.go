@@ -109,18 +109,18 @@ func loadKey(scope medallion.Scope, limit, budget int, format string) string {
 	return b.String()
 }
 
-// get returns the kept answer for key, or nil, and the write count to
-// hand to put with an answer rendered from now on.
-func (c *loadCache) get(key string) (body []byte, writes uint64) {
+// get returns the kept answer for key and its hook text, or nil, and the
+// write count to hand to put with an answer rendered from now on.
+func (c *loadCache) get(key string) (body []byte, text string, writes uint64) {
 	if c == nil {
-		return nil, 0
+		return nil, "", 0
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if e := c.entries[key]; e != nil {
-		return e.body, c.writes
+		return e.body, e.text, c.writes
 	}
-	return nil, c.writes
+	return nil, "", c.writes
 }
 
 // put keeps body, and text for the hook, for key unless a version was

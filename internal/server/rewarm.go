@@ -129,7 +129,7 @@ func (r *rewarmer) close() {
 func (s *Server) rewarm(ctx context.Context, l hookLoad) {
 	p := loadParams{cwd: l.cwd, limit: api.DefaultLoadLimit, budget: l.budget, format: render.FormatMarkdown}
 	p.scope.GraphNodes = s.cfg.ScopeForCWD(l.cwd)
-	if _, err := s.loadAnswer(ctx, p); err != nil {
+	if _, _, err := s.loadAnswer(ctx, p); err != nil {
 		s.log.Warn("hook answer not rendered again after a write; the next hook asks", "cwd", l.cwd, "error", err)
 	}
 }

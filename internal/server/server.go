@@ -184,6 +184,7 @@ func (s *Server) routes() *http.ServeMux {
 	mux.Handle("GET /v1/sessions", s.endpoint(s.sessions))
 	mux.Handle("GET /v1/sessions/{id...}", s.endpoint(s.session))
 	mux.Handle("GET /v1/load", s.endpoint(s.load))
+	mux.Handle("GET /v1/hook", s.endpoint(s.hookAnswer))
 	mux.Handle("GET /v1/review", s.endpoint(s.review))
 	mux.Handle("POST /v1/review", s.endpoint(s.reviewAct))
 	mux.Handle("POST /v1/item", s.endpoint(s.itemAct))
@@ -314,9 +315,16 @@ func (s *Server) endpoint(h handlerFunc) http.Handler {
 		if rp, ok := body.(reply); ok {
 			status, body = rp.status, rp.body
 		}
+		if text, ok := body.(markdownText); ok {
+			s.writeWhole(w, status, "text/markdown; charset=utf-8", []byte(text))
+			return
+		}
 		s.writeJSON(w, status, body)
 	})
 }
+
+// markdownText is a response body that is markdown, sent as it is.
+type markdownText string
 
 // apiError is an error that already knows its status and code.
 type apiError struct {
@@ -379,30 +387,45 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 }
 
 func (s *Server) writeJSON(w http.ResponseWriter, status int, body any) {
-	h := w.Header()
-	h.Set("Content-Type", "application/json")
-	// Belt and braces against a browser ever rendering a response.
-	h.Set("X-Content-Type-Options", "nosniff")
-	h.Set("Cache-Control", "no-store")
 	if b, ok := body.(encodedJSON); ok {
-		// Whole, with its length, and flushed at once: net/http sends a
-		// body it does not know the length of in chunks, the first as its
-		// 4 KiB buffer fills and the rest after the handler returns, and
-		// a client that wakes to the first then waits again for the rest
-		// (the hook did, for a save file of 6 KB).
-		h.Set("Content-Length", strconv.Itoa(len(b)))
-		w.WriteHeader(status)
-		if _, err := w.Write(b); err != nil {
-			s.log.Debug("write response", "error", err)
-			return
-		}
-		_ = http.NewResponseController(w).Flush()
+		s.writeWhole(w, status, "application/json", b)
 		return
 	}
+	setHeaders(w, "application/json")
 	w.WriteHeader(status)
 	if err := jsonEncode(w, body); err != nil {
 		s.log.Debug("write response", "error", err)
 	}
+}
+
+// setHeaders sets a response's content type and the headers every
+// response carries.
+func setHeaders(w http.ResponseWriter, contentType string) {
+	h := w.Header()
+	h.Set("Content-Type", contentType)
+	// Belt and braces against a browser ever rendering a response.
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("Cache-Control", "no-store")
+}
+
+// writeWhole writes a body known whole: with its length, and flushed at
+// once. net/http sends a body it does not know the length of in chunks,
+// the first as its 4 KiB buffer fills and the rest after the handler
+// returns, and a client that wakes to the first then waits again for the
+// rest (the hook did, for a save file of 6 KB).
+func (s *Server) writeWhole(w http.ResponseWriter, status int, contentType string, b []byte) {
+	setHeaders(w, contentType)
+	if status != http.StatusNoContent {
+		w.Header().Set("Content-Length", strconv.Itoa(len(b)))
+	}
+	w.WriteHeader(status)
+	if len(b) > 0 {
+		if _, err := w.Write(b); err != nil {
+			s.log.Debug("write response", "error", err)
+			return
+		}
+	}
+	_ = http.NewResponseController(w).Flush()
 }
 
 // encodedJSON is a response body already encoded by jsonEncode.

@@ -194,8 +194,12 @@ func (e *env) do(t *testing.T, method, path string, body any, header map[string]
 	if got := res.Header.Get(api.VersionHeader); got != version.String() {
 		t.Errorf("%s %s: %s header = %q, want %q", method, path, api.VersionHeader, got, version.String())
 	}
-	if ct := res.Header.Get("Content-Type"); ct != "application/json" {
-		t.Errorf("%s %s: Content-Type = %q, want application/json", method, path, ct)
+	wantType := "application/json"
+	if strings.HasPrefix(path, "/v1/hook?") && res.StatusCode < 300 {
+		wantType = "text/markdown; charset=utf-8" // the hook's text alone
+	}
+	if ct := res.Header.Get("Content-Type"); ct != wantType {
+		t.Errorf("%s %s: Content-Type = %q, want %s", method, path, ct, wantType)
 	}
 	return response{status: res.StatusCode, header: res.Header, body: b}
 }
