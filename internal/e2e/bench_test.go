@@ -32,7 +32,7 @@ func startDaemonWith(tb testing.TB, args ...string) *daemon {
 	tb.Cleanup(func() { os.RemoveAll(dir) })
 	d := &daemon{sock: filepath.Join(dir, "s", "m.sock"), ctl: filepath.Join(binDir, "medallionctl")}
 	d.cmd = exec.Command(filepath.Join(binDir, "medalliond"),
-		append([]string{"run", "--data-dir", filepath.Join(dir, "data"), "--socket", d.sock, "--log-level", "warn"}, args...)...)
+		append(append([]string{"run", "--data-dir", filepath.Join(dir, "data"), "--socket", d.sock, "--log-level", "warn"}, args...), daemonProfileArgs(tb)...)...)
 	d.cmd.Env = append(os.Environ(), "HOME="+dir, "XDG_CONFIG_HOME="+filepath.Join(dir, "config"))
 	d.run(tb)
 	return d

@@ -208,24 +208,34 @@ func writeFootprint(b *testing.B, root string) (total int64, files int) {
 	return total, footprintFiles
 }
 
-// sharedClaudeCorpus holds the shared corpus's real Claude Code sessions,
-// when this repository sits next to it.
-var sharedClaudeCorpus = filepath.Join("..", "..", "..", "shared", "corpus", "claude-code")
+// sharedCorpus holds real transcripts of several agents, when this
+// repository sits next to it; sharedClaudeCorpus its Claude Code sessions.
+var (
+	sharedCorpus       = filepath.Join("..", "..", "..", "shared", "corpus")
+	sharedClaudeCorpus = filepath.Join(sharedCorpus, "claude-code")
+)
 
 // uuidPattern matches the ids a Claude Code transcript carries (session,
 // message, tool call parents).
 var uuidPattern = regexp.MustCompile(`[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}`)
 
 // writeCorpusCopies writes copies of the shared corpus's Claude Code
-// sessions under root, one project folder per copy, every id rewritten per
-// copy (its first byte) so that no two copies share a session or an event,
-// dated two days back; it skips the benchmark when the corpus is absent.
+// sessions under root (copyTranscripts); it skips the benchmark when the
+// corpus is absent.
 func writeCorpusCopies(b *testing.B, root string, copies int) (total int64, files int) {
 	b.Helper()
 	srcs, _ := filepath.Glob(filepath.Join(sharedClaudeCorpus, "*.jsonl"))
 	if len(srcs) == 0 {
 		b.Skipf("no Claude Code sessions in %s", sharedClaudeCorpus)
 	}
+	return copyTranscripts(b, srcs, root, copies)
+}
+
+// copyTranscripts writes copies of the transcripts srcs under root, one
+// folder per copy, every id rewritten per copy (its first byte) so that no
+// two copies share a session or an event, dated two days back.
+func copyTranscripts(b *testing.B, srcs []string, root string, copies int) (total int64, files int) {
+	b.Helper()
 	old := time.Now().Add(-48 * time.Hour)
 	for _, src := range srcs {
 		data, err := os.ReadFile(src)

@@ -87,7 +87,7 @@ func (d *ingestd) start() {
 		d.tb.Fatal(err)
 	}
 	defer logf.Close()
-	cmd := exec.Command(filepath.Join(binDir, "medalliond"), "run", "--config", d.conf)
+	cmd := exec.Command(filepath.Join(binDir, "medalliond"), append([]string{"run", "--config", d.conf}, daemonProfileArgs(d.tb)...)...)
 	cmd.Env = append(os.Environ(), "HOME="+filepath.Join(d.dir, "home"), "XDG_CONFIG_HOME="+filepath.Join(d.dir, "config"),
 		"MEDALLION_SOCKET=", "MEDALLION_DATA_DIR=", "MEDALLION_LOG_LEVEL=")
 	cmd.Stderr = logf
