@@ -10,6 +10,7 @@
 #   make run      run medalliond in the foreground on your default config
 #   make install  go install both binaries into $(GOBIN) (default ~/go/bin)
 #   make test-agents  the save-file loop with the real Claude Code, Codex and Gemini CLIs from npm
+#   make profile  the daemon's CPU profile under the benchmarks' workloads, in bin/medalliond.pprof
 
 GO          ?= go
 BIN         := bin
@@ -24,7 +25,7 @@ BENCHTIME   ?= 1x
 # by the SessionStart hook before every agent session. Nothing here needs cgo.
 BUILDENV    := CGO_ENABLED=0
 
-.PHONY: all build test test-agents fmt-check vet staticcheck unit bench eval eval-baseline eval-llm run install demo clean
+.PHONY: all build test test-agents fmt-check vet staticcheck unit bench profile eval eval-baseline eval-llm run install demo clean
 
 all: build
 
@@ -64,6 +65,28 @@ test-agents: build
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem -count 1 ./...
+
+# The daemon's CPU profile under the benchmarks' workloads: every daemon
+# they start writes its own (MEDALLION_CPU_PROFILE), merged into
+# bin/medalliond.pprof. Backfills of real transcripts weigh most (the
+# shared corpus's Claude Code, Codex and Gemini sessions, and 16 copies of
+# its Claude Code ones), then 200 MB of generated sessions, then save-file
+# loads. Where the CPU goes: go tool pprof -top bin/medalliond.pprof. It is
+# also the profile to try profile-guided optimisation with (README,
+# Performance): -trimpath keeps the folders of whoever made it out, and it
+# holds function names and addresses only. Needs ../shared/corpus; about
+# 5 minutes.
+PROFILES := $(abspath $(BIN))/profiles
+PROFILE_TEST := GOFLAGS=-trimpath MEDALLION_CPU_PROFILE=$(PROFILES) $(GO) test -count=1 -run '^$$' -timeout 30m ./internal/e2e
+profile:
+	@test -d ../shared/corpus/claude-code || { echo "make profile needs the transcripts of ../shared/corpus"; exit 1; }
+	rm -rf $(PROFILES)
+	$(PROFILE_TEST) -bench '^BenchmarkCorpusBackfill$$' -benchtime 3x
+	MEDALLION_PERF=1 MEDALLION_PERF_CORPUS=16 MEDALLION_PERF_IDLE=5s $(PROFILE_TEST) -bench '^BenchmarkFootprintBackfill$$' -benchtime 1x
+	$(PROFILE_TEST) -bench '^BenchmarkBackfill$$' -benchtime 1x
+	$(PROFILE_TEST) -bench '^Benchmark(CtlLoad|HookUp)$$' -benchtime 2000x
+	$(GO) tool pprof -proto $$(find $(PROFILES) -name '*.pprof' -size +0) > $(BIN)/medalliond.pprof
+	@ls -l $(BIN)/medalliond.pprof
 
 # Skips (and says so) when ../shared/corpus/labels or python3 is absent.
 eval:
