@@ -18,6 +18,7 @@ import (
 
 	"github.com/medallionhq/medallion/internal/client"
 	"github.com/medallionhq/medallion/internal/hookcache"
+	"github.com/medallionhq/medallion/internal/jsonstr"
 	rendering "github.com/medallionhq/medallion/internal/render"
 )
 
@@ -162,17 +163,12 @@ func (a *app) runHook(ctx context.Context, ag *hookAgent, opts hookOptions) {
 		note("the save file has %d %s, over %s's %d: cut", n, ag.unit, ag.title, ag.limit)
 		text = cutToLimit(text, ag)
 	}
-	// What json.Marshal(hookOutput{…}) prints, with only the text encoded:
-	// a struct's fields cost encoding/json a walk over its type by
-	// reflection first, in a process that encodes one value
-	// (TestHook checks the bytes against the struct's).
-	b, err := json.Marshal(text)
-	if err != nil {
-		note("encode hook output: %v", err)
-		return
-	}
-	out := make([]byte, 0, len(hookOutputHead)+len(b)+3)
-	out = append(append(append(out, hookOutputHead...), b...), "}}\n"...)
+	// What json.Marshal(hookOutput{…}) prints, with only the text encoded,
+	// and that by jsonstr: encoding/json walks a type by reflection
+	// first, in a process that encodes one value (TestHook checks the
+	// bytes against the struct's).
+	out := make([]byte, 0, len(hookOutputHead)+len(text)+len(text)/8+16)
+	out = append(jsonstr.Append(append(out, hookOutputHead...), text, true), "}}\n"...)
 	_, _ = a.stdout.Write(out)
 }
 

@@ -192,10 +192,10 @@ func Open(dir string, opts Options) (*Badger, error) {
 		_ = unlockDir(lock)
 		return nil, fmt.Errorf("open store %s: %w", dir, err)
 	}
-	emptied := func(file string) {
-		logger.Warn("an empty log left by a crash is removed from the store", "dir", dir, "file", file)
-	}
-	if err := dropEmptyLogs(dir, emptied); err != nil {
+	// openDB drops them as well (for the store's reopens, space.go); here
+	// they go first because checkLogs must see the newest log Badger will
+	// replay, not an empty one.
+	if err := dropEmptyLogs(dir, logger); err != nil {
 		_ = unlockDir(lock)
 		return nil, fmt.Errorf("open store %s: %w", dir, err)
 	}

@@ -128,8 +128,14 @@ func (b *Badger) checkSpace() {
 // truncating, nor for a store never created), else read-write with
 // compactions off and every write refused by the guard, when the disk has
 // room for what that open writes (the replayed memtables' tables). readOnly
-// reports the second and third cases.
+// reports the second and third cases. It first drops the empty logs
+// Badger refuses to open (dropEmptyLogs): a reopen meets the one a failed
+// memtable flush left (reclaim.go), and the fallback after a failed open
+// one that open may have left.
 func (b *Badger) openDB(s Space) (db *badger.DB, readOnly bool, err error) {
+	if err := dropEmptyLogs(b.dir, b.logger); err != nil {
+		return nil, false, err
+	}
 	opts := badgerOptions(b.dir, b.logger.Named("badger"))
 	defer func() { err = asDamage(b.dir, err) }()
 	if !s.Full {
