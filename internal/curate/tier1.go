@@ -15,6 +15,7 @@ import (
 	"github.com/medallionhq/medallion/internal/checkpoint"
 	"github.com/medallionhq/medallion/internal/distill"
 	"github.com/medallionhq/medallion/internal/medallion"
+	"github.com/medallionhq/medallion/internal/store"
 	"github.com/medallionhq/medallion/internal/transcript"
 )
 
@@ -199,7 +200,10 @@ func (t *Tier1) fail(log hclog.Logger, ep checkpoint.Episode, op string, err err
 	t.lastErr, t.lastErrAt = fmt.Sprintf("%s for scope %v: %v", op, ep.Scope, err), time.Now()
 	t.mu.Unlock()
 	level := log.Warn
-	if errors.Is(err, context.Canceled) {
+	// A stop is no failure; a full disk the daemon has logged once when
+	// writing stopped, and the checkpoint, refused too, logs its own
+	// failure: a line here each time would repeat both.
+	if errors.Is(err, context.Canceled) || errors.Is(err, store.ErrDiskFull) {
 		level = log.Debug
 	}
 	level("tier 1 failed; the tier 0 version stands", "session", ep.SessionID, "scope", ep.Scope, "op", op, "error", err)

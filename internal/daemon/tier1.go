@@ -23,11 +23,16 @@ type storeLedger struct{ st *store.Badger }
 
 func ledgerKey(day string) string { return "llm/tokens/" + day }
 
+// Used only reads, so status and the cap's check work on a full disk
+// (store read-only) too.
 func (l storeLedger) Used(ctx context.Context, day string) (int, error) {
-	n, err := l.st.AddAuxInt(ctx, ledgerKey(day), 0)
+	n, err := l.st.AuxInt(ctx, ledgerKey(day))
 	return int(n), err
 }
 
+// Add is a write: on a full disk it fails with store.ErrDiskFull, which
+// the llm client logs. Tier 1 writes its backlog before each model call,
+// so a disk that stays full stops the calls, and with them these writes.
 func (l storeLedger) Add(ctx context.Context, day string, tokens int) error {
 	_, err := l.st.AddAuxInt(ctx, ledgerKey(day), int64(tokens))
 	return err

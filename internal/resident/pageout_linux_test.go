@@ -14,6 +14,11 @@ import (
 	"github.com/medallionhq/medallion/internal/resident/residenttest"
 )
 
+// page is the kernel's page size: 4 KiB on amd64, but 16 KiB or 64 KiB on
+// some arm64 kernels (Asahi; RHEL's kernel-64k), where counting 4 KiB
+// pages would ask the page cache for more pages than a map has.
+var page = os.Getpagesize()
+
 // TestPageOut: the touched pages of a file mapped from under dir leave
 // the resident set, and what the map holds is unchanged.
 func TestPageOut(t *testing.T) {
@@ -21,7 +26,7 @@ func TestPageOut(t *testing.T) {
 	path := filepath.Join(dir, "f")
 	data := make([]byte, 4<<20)
 	for i := range data {
-		data[i] = byte(i / 4096)
+		data[i] = byte(i / page)
 	}
 	if err := os.WriteFile(path, data, 0o600); err != nil {
 		t.Fatal(err)
@@ -37,10 +42,10 @@ func TestPageOut(t *testing.T) {
 	}
 	defer syscall.Munmap(m)
 	var sum int
-	for i := 0; i < len(m); i += 4096 {
+	for i := 0; i < len(m); i += page {
 		sum += int(m[i])
 	}
-	t.Logf("read %d pages (sum %d)", len(m)/4096, sum)
+	t.Logf("read %d pages (sum %d)", len(m)/page, sum)
 	ours := func(fields []string) bool { return len(fields) >= 6 && fields[5] == path }
 	before := residenttest.KB(t, ours)
 	if before < 2<<10 {
@@ -58,8 +63,8 @@ func TestPageOut(t *testing.T) {
 	if after > before/4 {
 		t.Errorf("map resident after PageOut: %d kB of %d kB", after, before)
 	}
-	for i := 0; i < len(m); i += 4096 {
-		if m[i] != byte(i/4096) {
+	for i := 0; i < len(m); i += page {
+		if m[i] != byte(i/page) {
 			t.Fatalf("byte %d reads %d after PageOut", i, m[i])
 		}
 	}
@@ -96,15 +101,15 @@ func TestRelease(t *testing.T) {
 	}
 	// The synced half of each file: in the page cache for the stable file
 	// (DONTNEED), out of it for the other (PAGEOUT).
-	if n := cachedPages(t, stable[:size/2]); n < size/2/4096*3/4 {
-		t.Errorf("%d of the stable file's %d synced pages in the page cache after Release", n, size/2/4096)
+	if n := cachedPages(t, stable[:size/2]); n < size/2/page*3/4 {
+		t.Errorf("%d of the stable file's %d synced pages in the page cache after Release", n, size/2/page)
 	}
-	if n := cachedPages(t, other[:size/2]); n > size/2/4096/4 {
-		t.Errorf("%d of the other file's %d synced pages still in the page cache after Release", n, size/2/4096)
+	if n := cachedPages(t, other[:size/2]); n > size/2/page/4 {
+		t.Errorf("%d of the other file's %d synced pages still in the page cache after Release", n, size/2/page)
 	}
 	for _, m := range [][]byte{stable, other} {
-		for i := 0; i < size; i += 4096 {
-			if m[i] != byte(i/4096)|1 {
+		for i := 0; i < size; i += page {
+			if m[i] != byte(i/page)|1 {
 				t.Fatalf("byte %d reads %d after Release", i, m[i])
 			}
 		}
@@ -114,7 +119,7 @@ func TestRelease(t *testing.T) {
 // cachedPages counts the pages of m in the page cache (mincore).
 func cachedPages(t *testing.T, m []byte) int {
 	t.Helper()
-	v := make([]byte, (len(m)+4095)/4096)
+	v := make([]byte, (len(m)+page-1)/page)
 	if _, _, errno := unix.Syscall(unix.SYS_MINCORE, uintptr(unsafe.Pointer(&m[0])), uintptr(len(m)), uintptr(unsafe.Pointer(&v[0]))); errno != 0 {
 		t.Fatal(errno)
 	}
@@ -150,8 +155,8 @@ func TestReleaserSteps(t *testing.T) {
 	if after != 0 {
 		t.Errorf("%d kB of %d resident after the last step", after, before)
 	}
-	for i := 0; i < size; i += 4096 {
-		if m[i] != byte(i/4096)|1 {
+	for i := 0; i < size; i += page {
+		if m[i] != byte(i/page)|1 {
 			t.Fatalf("byte %d reads %d after the steps", i, m[i])
 		}
 	}
@@ -177,8 +182,8 @@ func writtenMap(t *testing.T, path string, size int) []byte {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = syscall.Munmap(m) })
-	for i := 0; i < size; i += 4096 {
-		m[i] = byte(i/4096) | 1
+	for i := 0; i < size; i += page {
+		m[i] = byte(i/page) | 1
 	}
 	if _, _, errno := unix.Syscall(unix.SYS_MSYNC, uintptr(unsafe.Pointer(&m[0])), uintptr(size/2), unix.MS_SYNC); errno != 0 {
 		t.Fatal(errno)

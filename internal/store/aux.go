@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"sync"
 
 	badger "github.com/dgraph-io/badger/v4"
@@ -52,6 +53,9 @@ func (b *Badger) PutAux(ctx context.Context, key string, value []byte) error {
 		return err
 	}
 	defer b.mu.RUnlock()
+	if err := b.roomToWrite(); err != nil {
+		return fmt.Errorf("write %s: %w", key, err)
+	}
 	err := b.db.Update(func(txn *badger.Txn) error {
 		if len(value) == 0 {
 			return txn.Delete([]byte(prefixAux + key))
@@ -64,16 +68,43 @@ func (b *Badger) PutAux(ctx context.Context, key string, value []byte) error {
 	return nil
 }
 
+// AuxInt returns the integer stored under key by AddAuxInt (absent is
+// 0). It only reads, so it works on a store open read-only (disk full):
+// the token ledger can still tell how much was spent.
+func (b *Badger) AuxInt(ctx context.Context, key string) (int64, error) {
+	v, err := b.GetAux(ctx, key)
+	if err != nil || v == nil {
+		return 0, err
+	}
+	n, err := parseAuxInt(v)
+	if err != nil {
+		return 0, fmt.Errorf("read %s: %w", key, err)
+	}
+	return n, nil
+}
+
+func parseAuxInt(v []byte) (int64, error) {
+	n, err := strconv.ParseInt(string(v), 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("not a number: %w", err)
+	}
+	return n, nil
+}
+
 var auxAddMu sync.Mutex
 
 // AddAuxInt adds delta to the integer stored under key (absent is 0) in
 // one transaction, and returns the new value; the daily token ledger
-// counts with it, so two checkpoints never lose each other's tokens.
+// counts with it, so two checkpoints never lose each other's tokens. It is
+// a write even when delta is 0 (refused on a full disk): read with AuxInt.
 func (b *Badger) AddAuxInt(ctx context.Context, key string, delta int64) (int64, error) {
 	if err := b.begin(ctx); err != nil {
 		return 0, err
 	}
 	defer b.mu.RUnlock()
+	if err := b.roomToWrite(); err != nil {
+		return 0, fmt.Errorf("add to %s: %w", key, err)
+	}
 	// One adder at a time: a read-modify-write races with itself, and
 	// Badger's answer to that is ErrConflict. Adds are rare (one per model
 	// call), so a process-wide lock costs nothing.
@@ -89,15 +120,15 @@ func (b *Badger) AddAuxInt(ctx context.Context, key string, delta int64) (int64,
 			case err != nil:
 				return err
 			default:
-				if err := item.Value(func(v []byte) error {
-					_, err := fmt.Sscan(string(v), &n)
+				if err := item.Value(func(v []byte) (err error) {
+					n, err = parseAuxInt(v)
 					return err
 				}); err != nil {
-					return fmt.Errorf("not a number: %w", err)
+					return err
 				}
 			}
 			n += delta
-			return txn.Set([]byte(prefixAux+key), fmt.Appendf(nil, "%d", n))
+			return txn.Set([]byte(prefixAux+key), strconv.AppendInt(nil, n, 10))
 		})
 		if errors.Is(err, badger.ErrConflict) {
 			continue

@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"strings"
 	"sync"
 	"testing"
 )
@@ -43,7 +44,7 @@ func TestAux(t *testing.T) {
 	if v, _ := b.GetAux(ctx, "tier1/s1"); string(v) != "backlog" {
 		t.Errorf("after reopen = %q", v)
 	}
-	if n, err := b.AddAuxInt(ctx, "llm/tokens/2026-11-25", 0); err != nil || n != 80 {
+	if n, err := b.AuxInt(ctx, "llm/tokens/2026-11-25"); err != nil || n != 80 {
 		t.Errorf("ledger = %d, %v; want 80", n, err)
 	}
 	if keys, err := b.AuxKeys(ctx, "tier1/"); err != nil || len(keys) != 1 || keys[0] != "tier1/s1" {
@@ -57,5 +58,17 @@ func TestAux(t *testing.T) {
 	}
 	if err := b.PutAux(ctx, "big", make([]byte, maxAuxValue+1)); err == nil {
 		t.Error("an oversized record was stored")
+	}
+	if n, err := b.AuxInt(ctx, "llm/tokens/absent"); err != nil || n != 0 {
+		t.Errorf("absent integer = %d, %v; want 0", n, err)
+	}
+	if err := b.PutAux(ctx, "text", []byte("backlog")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.AuxInt(ctx, "text"); err == nil || !strings.Contains(err.Error(), "read text: not a number") {
+		t.Errorf("AuxInt of a text record: %v", err)
+	}
+	if _, err := b.AddAuxInt(ctx, "text", 1); err == nil || !strings.Contains(err.Error(), "add to text: not a number") {
+		t.Errorf("AddAuxInt to a text record: %v", err)
 	}
 }

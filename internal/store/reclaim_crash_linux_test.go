@@ -636,7 +636,7 @@ func (m *crashModel) check(t *testing.T, s *Badger, round int, verify bool) {
 			}
 		}
 	}
-	v, err := s.AddAuxInt(ctx, crashCounter, 0)
+	v, err := s.AuxInt(ctx, crashCounter)
 	hi := m.auxFloor
 	if m.auxPending {
 		hi++

@@ -118,7 +118,7 @@ func viewOf(t *testing.T, s *Badger, ids []string) storeView {
 	aux, e := s.GetAux(ctx, "review/aux")
 	must(e)
 	v.Aux = string(aux)
-	v.AuxN, e = s.AddAuxInt(ctx, "review/n", 0)
+	v.AuxN, e = s.AuxInt(ctx, "review/n")
 	must(e)
 	v.Sizes = ListSizes(s)
 	must(s.Export(ctx, func(m *medallion.Medallion) error {

@@ -108,6 +108,8 @@ func writes(s *Badger, n int) map[string]error {
 	_, out["ingest"] = s.Ingest(ctx, IngestBatch{File: file(fmt.Sprintf("f%d", n), 10), Events: events(sid, sid, 3)})
 	out["delete file state"] = s.DeleteFileState(ctx, "nothing")
 	out["clear episode"] = s.ClearEpisode(ctx, sid, 1)
+	out["put aux"] = s.PutAux(ctx, "test/put", fmt.Appendf(nil, "put %d", n))
+	_, out["add aux int"] = s.AddAuxInt(ctx, "test/added", 1)
 	return out
 }
 
@@ -145,6 +147,12 @@ func TestDiskFullRefusesWritesKeepsReads(t *testing.T) {
 	if fs, err := s.FileState(ctx, "f1"); err != nil || fs != nil {
 		t.Errorf("refused ingest moved a file state: %+v, %v", fs, err)
 	}
+	if v, err := s.GetAux(ctx, "test/put"); err != nil || string(v) != "put 0" {
+		t.Errorf("aux record after a refused put: %q, %v; want put 0", v, err)
+	}
+	if v, err := s.GetAux(ctx, "test/added"); err != nil || string(v) != "1" {
+		t.Errorf("aux integer after a refused add: %q, %v; want 1", v, err)
+	}
 	if got := s.Space(); got.Writable() || !got.Full || got.Free != 10<<20 {
 		t.Errorf("space: %+v", got)
 	}
@@ -174,9 +182,18 @@ func TestDiskFullReserveOff(t *testing.T) {
 	}
 }
 
-// fillStore writes a few medallions and events and closes the store
-// cleanly.
+// fillStore writes what checkFilled reads and closes the store cleanly.
 func fillStore(t *testing.T, dir string) {
+	t.Helper()
+	s := openFilled(t, dir)
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// openFilled opens a store without a reserve and writes a few medallions,
+// events and an aux integer.
+func openFilled(t *testing.T, dir string) *Badger {
 	t.Helper()
 	s, err := Open(dir, Options{GCInterval: -1, Reserve: -1})
 	if err != nil {
@@ -188,9 +205,10 @@ func fillStore(t *testing.T, dir string) {
 		}
 	}
 	mustIngest(t, s, IngestBatch{File: file("f", 10), Events: events("s", "e", 5)})
-	if err := s.Close(); err != nil {
+	if _, err := s.AddAuxInt(context.Background(), "test/filled", 7); err != nil {
 		t.Fatal(err)
 	}
+	return s
 }
 
 // checkFilled checks what fillStore wrote is readable.
@@ -210,6 +228,9 @@ func checkFilled(t *testing.T, s *Badger) {
 	}
 	if fs, err := s.FileState(ctx, "f"); err != nil || fs == nil || fs.Offset != 10 {
 		t.Errorf("file state: %+v, %v", fs, err)
+	}
+	if n, err := s.AuxInt(ctx, "test/filled"); err != nil || n != 7 {
+		t.Errorf("aux integer %d, %v; want 7", n, err)
 	}
 }
 
@@ -252,16 +273,7 @@ func TestHelperUncleanStop(t *testing.T) {
 	if dir == "" {
 		t.Skip("helper process only")
 	}
-	s, err := Open(dir, Options{GCInterval: -1, Reserve: -1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i := range 3 {
-		if _, err := s.Create(context.Background(), testMedallion(fmt.Sprintf("m%d", i))); err != nil {
-			t.Fatal(err)
-		}
-	}
-	mustIngest(t, s, IngestBatch{File: file("f", 10), Events: events("s", "e", 5)})
+	openFilled(t, dir)
 	os.Exit(0)
 }
 
