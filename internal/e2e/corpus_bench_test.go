@@ -53,8 +53,7 @@ func BenchmarkCorpusBackfill(b *testing.B) {
 		start := time.Now()
 		d.start()
 		// Done when nothing has moved for 5 s: the bytes read, the events,
-		// the checkpoints. Not on an empty backlog: Gemini CLI's whole-file
-		// sessions end in a line the daemon never counts as read.
+		// the checkpoints.
 		var last string
 		read, settled := start, start
 		var st *api.IngestStatus

@@ -251,12 +251,26 @@ func copyTranscripts(b *testing.B, srcs []string, root string, copies int) (tota
 			if err := os.MkdirAll(dir, 0o755); err != nil {
 				b.Fatal(err)
 			}
-			writeOld(b, filepath.Join(dir, fmt.Sprintf("%03d-%s", k, filepath.Base(src))), copied, old)
+			writeOld(b, filepath.Join(dir, fmt.Sprintf("%03d-%s", k, fieldName(src, data))), copied, old)
 			total += int64(len(copied))
 			files++
 		}
 	}
 	return total, files
+}
+
+// fieldName is the name a corpus file has where its agent writes it: the
+// corpus names every session .jsonl, but Gemini CLI up to 0.38 wrote a
+// session as one JSON document, rewritten whole, named .json (0.39 and
+// later append .jsonl). Under a .jsonl name the daemon reads such a file
+// as lines, each of them a skip.
+func fieldName(src string, data []byte) string {
+	name := filepath.Base(src)
+	first, _, _ := bytes.Cut(data, []byte("\n"))
+	if strings.HasSuffix(name, ".jsonl") && !json.Valid(first) && json.Valid(data) {
+		return strings.TrimSuffix(name, "l")
+	}
+	return name
 }
 
 // writeOld writes a file last modified at mtime.
