@@ -75,16 +75,7 @@ func TestReclaimFlushFails(t *testing.T) {
 	low := limit
 	low.Cur = uint64(f.Fd())
 	f.Close()
-	if err := syscall.Setrlimit(syscall.RLIMIT_NOFILE, &low); err != nil {
-		t.Fatal(err)
-	}
-	ran := s.flushAndCompact()
-	back()
-	select {
-	case <-log.seen:
-	default:
-		t.Fatalf("the reclaim's flush did not fail (ran: %v): the test checked nothing", ran)
-	}
+	flushStarved(t, s, syscall.RLIMIT_NOFILE, low, log)
 
 	// Two memtables' worth of writes: Badger flushes each as it fills.
 	val := bytes.Repeat([]byte("v"), 400)
@@ -213,16 +204,7 @@ func reclaimNewMemtableFails(t *testing.T, free int64) {
 	// (the value logs are written through their maps).
 	low := limit
 	low.Cur = 4 << 20
-	if err := syscall.Setrlimit(syscall.RLIMIT_FSIZE, &low); err != nil {
-		t.Fatal(err)
-	}
-	ran := s.flushAndCompact()
-	back()
-	select {
-	case <-log.seen:
-	default:
-		t.Fatalf("the reclaim's flush did not fail (ran: %v): the test checked nothing", ran)
-	}
+	flushStarved(t, s, syscall.RLIMIT_FSIZE, low, log)
 	if len(empty) == 0 {
 		t.Fatal("no empty log was left when the store reopened: the test checked nothing")
 	}
@@ -258,5 +240,22 @@ func reclaimNewMemtableFails(t *testing.T, free int64) {
 	}
 	if got := viewOf(t, s, ids); !reflect.DeepEqual(got, want) {
 		t.Errorf("after a restart the store answers\n%+v\nnot\n%+v", got, want)
+	}
+}
+
+// flushStarved runs the store's reclaim flush with resource lowered to low
+// (log gives it back once Badger or the store logs the failure, or this
+// does after the flush) and fails the test unless the flush failed.
+func flushStarved(t *testing.T, s *Badger, resource int, low syscall.Rlimit, log *failedFlush) {
+	t.Helper()
+	if err := syscall.Setrlimit(resource, &low); err != nil {
+		t.Fatal(err)
+	}
+	ran := s.flushAndCompact()
+	log.back()
+	select {
+	case <-log.seen:
+	default:
+		t.Fatalf("the reclaim's flush did not fail (ran: %v): the test checked nothing", ran)
 	}
 }
