@@ -192,13 +192,6 @@ func Open(dir string, opts Options) (*Badger, error) {
 		_ = unlockDir(lock)
 		return nil, fmt.Errorf("open store %s: %w", dir, err)
 	}
-	// openDB drops them as well (for the store's reopens, space.go); here
-	// they go first because checkLogs must see the newest log Badger will
-	// replay, not an empty one.
-	if err := dropEmptyLogs(dir, logger); err != nil {
-		_ = unlockDir(lock)
-		return nil, fmt.Errorf("open store %s: %w", dir, err)
-	}
 	torn := func(file string, at, end int64) {
 		logger.Warn("a write cut short by a crash is dropped from the store's log", "dir", dir, "file", file, "offset", at, "bytes", end-at)
 	}

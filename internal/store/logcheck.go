@@ -95,11 +95,21 @@ func checkLogs(dir string, torn func(file string, at, end int64)) error {
 	newest := ""
 	crashed := false
 	for _, e := range entries {
-		switch filepath.Ext(e.Name()) {
-		case ".mem":
+		ext := filepath.Ext(e.Name())
+		if ext != ".mem" && ext != ".vlog" {
+			continue
+		}
+		// An empty log is none: openDB drops it before Badger opens
+		// (dropEmptyLogs), and the log Badger replays is the one before.
+		if empty, err := emptyLog(e); err != nil {
+			return fmt.Errorf("check logs: %w", err)
+		} else if empty {
+			continue
+		}
+		if ext == ".mem" {
 			logs = append(logs, e.Name())
 			crashed = true
-		case ".vlog":
+		} else {
 			newest = max(newest, e.Name()) // zero-padded numbers: names sort as numbers
 		}
 	}
@@ -128,6 +138,22 @@ func checkLogs(dir string, torn func(file string, at, end int64)) error {
 	return nil
 }
 
+// emptyLog reports whether the directory entry e is a regular file of 0
+// bytes (one removed meanwhile is not).
+func emptyLog(e os.DirEntry) (bool, error) {
+	if !e.Type().IsRegular() {
+		return false, nil
+	}
+	fi, err := e.Info()
+	if errors.Is(err, os.ErrNotExist) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	return fi.Size() == 0, nil
+}
+
 // dropEmptyLogs removes the memtable and value logs of dir that are empty
 // (0 bytes), logging each one's name. Badger v4.9.6 cannot
 // open a store holding one (badger issue 2207): it takes the file for one
@@ -152,17 +178,12 @@ func dropEmptyLogs(dir string, logger hclog.Logger) error {
 		return fmt.Errorf("check logs: %w", err)
 	}
 	for _, e := range entries {
-		if ext := filepath.Ext(e.Name()); ext != ".mem" && ext != ".vlog" || !e.Type().IsRegular() {
+		if ext := filepath.Ext(e.Name()); ext != ".mem" && ext != ".vlog" {
 			continue
 		}
-		fi, err := e.Info()
-		if errors.Is(err, os.ErrNotExist) {
-			continue
-		}
-		if err != nil {
+		if empty, err := emptyLog(e); err != nil {
 			return fmt.Errorf("check logs: %w", err)
-		}
-		if fi.Size() != 0 {
+		} else if !empty {
 			continue
 		}
 		if err := os.Remove(filepath.Join(dir, e.Name())); err != nil {

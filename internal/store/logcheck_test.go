@@ -499,3 +499,26 @@ func copyVerbatim(t *testing.T, from, to string) {
 		}
 	}
 }
+
+// TestDamageBeforeAnEmptyLogRefused: an empty value log after the newest
+// written one (Badger creates a log empty before it sizes it) is dropped
+// when Badger opens, so the log Badger replays is the one before, and
+// damage there is still found.
+func TestDamageBeforeAnEmptyLogRefused(t *testing.T) {
+	dir := t.TempDir()
+	fillStore(t, dir)
+	path := filepath.Join(dir, "000001.vlog")
+	clean, err := checkLog(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := max((clean.stop-logHeaderSize)/3, 16)
+	writeAt(t, path, logHeaderSize+n/2, garbage(int(min(n, 4096))))
+	if err := os.WriteFile(filepath.Join(dir, "000002.vlog"), nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, err = Open(dir, Options{GCInterval: -1, Reserve: -1})
+	if !errors.Is(err, ErrDamaged) || !strings.Contains(err.Error(), "000001.vlog") {
+		t.Fatalf("open: %v, want ErrDamaged naming 000001.vlog", err)
+	}
+}
