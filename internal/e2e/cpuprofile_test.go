@@ -10,8 +10,8 @@ import (
 // daemonProfileArgs: with MEDALLION_CPU_PROFILE set to a folder, every
 // daemon a test or benchmark starts writes its whole run's CPU profile
 // there when it stops (medalliond run --cpu-profile), one file per run
-// named for the test. `make pgo` gathers cmd/medalliond/default.pgo this
-// way from the benchmarks' workloads. A daemon killed with SIGKILL leaves
+// named for the test. `make profile` gathers bin/medalliond.pprof this way
+// from the benchmarks' workloads. A daemon killed with SIGKILL leaves
 // an empty file.
 func daemonProfileArgs(tb testing.TB) []string {
 	tb.Helper()
