@@ -333,6 +333,25 @@ func cpuPercent(b *testing.B, pid int, d time.Duration) float64 {
 	return float64(t1-t0) / hz / time.Since(start).Seconds() * 100
 }
 
+// runNanos is the time pid's threads ran on a CPU in nanoseconds, as
+// each thread's schedstat counts it (finer than the stat file's ticks;
+// threads that ended are not counted), or 0.
+func runNanos(pid int) int64 {
+	tasks, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/schedstat", pid))
+	var sum int64
+	for _, t := range tasks {
+		data, err := os.ReadFile(t)
+		if err != nil {
+			continue
+		}
+		if f := strings.Fields(string(data)); len(f) > 0 {
+			n, _ := strconv.ParseInt(f[0], 10, 64)
+			sum += n
+		}
+	}
+	return sum
+}
+
 func cpuTicks(b *testing.B, pid int) int64 {
 	b.Helper()
 	f, err := os.Open(fmt.Sprintf("/proc/%d/stat", pid))
@@ -392,11 +411,20 @@ func idleWatch(b *testing.B, pid int, d time.Duration) (cpu float64) {
 	t0 := cpuTicks(b, pid)
 	start := time.Now()
 	last, _, _ := procMemory(pid)
+	lastRun := runNanos(pid)
 	for time.Since(start) < d {
 		time.Sleep(time.Second)
 		rss, _, err := procMemory(pid)
 		if err != nil {
 			b.Fatal(err)
+		}
+		// A second with 2 ms or more on a CPU is work, not idling: say
+		// when, to be matched with the daemon's log.
+		if run := runNanos(pid); run-lastRun >= 2e6 {
+			b.Logf("idle CPU %.1f ms in the second to %s", float64(run-lastRun)/1e6, time.Since(start).Round(time.Second))
+			lastRun = run
+		} else if run > lastRun {
+			lastRun = run
 		}
 		if rss > last+2 || rss < last-2 {
 			b.Logf("idle RSS %.0f → %.0f MB at %s", last, rss, time.Since(start).Round(time.Second))
