@@ -3,9 +3,11 @@ package curate
 import (
 	"bufio"
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -17,6 +19,35 @@ import (
 	"github.com/medallionhq/medallion/internal/render"
 	"github.com/medallionhq/medallion/internal/transcript"
 )
+
+// storedEvidence checks that m, evidence from real transcripts included,
+// comes back whole from the store's encoding and is written as JSON
+// exactly as encoding/json writes it, and returns the encoding's size and
+// how much of it is evidence (issue 12: evidence should not dominate).
+func storedEvidence(t *testing.T, m *medallion.Medallion) (size, evidence int) {
+	t.Helper()
+	b, err := m.MarshalBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var back medallion.Medallion
+	if err := back.UnmarshalBinary(b); err != nil {
+		t.Fatalf("%s: %v", m.Meta.MedallionID, err)
+	}
+	want := m.Clone()
+	want.Normalize()
+	if !reflect.DeepEqual(&back, want) {
+		t.Errorf("%s: the store's encoding did not round-trip:\n got %+v\nwant %+v", m.Meta.MedallionID, back.Evidence, want.Evidence)
+	}
+	js, err := medallion.AppendJSON(nil, b)
+	if wantJS, _ := json.Marshal(&back); err != nil || !bytes.Equal(js, wantJS) {
+		t.Errorf("%s: AppendJSON = %s, %v\nwant %s", m.Meta.MedallionID, js, err, wantJS)
+	}
+	bare := m.Clone()
+	bare.Evidence = nil
+	rest, _ := bare.MarshalBinary()
+	return len(b), len(b) - len(rest)
+}
 
 // corpusDir is the shared corpus of real sessions, next to the checkout.
 var corpusDir = filepath.Join("..", "..", "..", "shared", "corpus")
@@ -165,10 +196,20 @@ func corpusFiles(t testing.TB) map[transcript.Format][]string {
 // against those of the raw transcript.
 func TestCorpus(t *testing.T) {
 	files := corpusFiles(t)
+	var stored, evidence int // bytes of the medallions as the store keeps them
+	defer func() {
+		if stored > 0 {
+			t.Logf("stored: %d bytes, evidence %d of them (%.0f %%)", stored, evidence, 100*float64(evidence)/float64(stored))
+		}
+	}()
 	for _, format := range []transcript.Format{transcript.FormatClaudeCode, transcript.FormatCodex} {
 		for _, path := range files[format] {
 			t.Run(string(format)+"/"+filepath.Base(path), func(t *testing.T) {
 				sim := simulate(t, format, path)
+				for _, m := range sim.medallions {
+					n, ev := storedEvidence(t, m)
+					stored, evidence = stored+n, evidence+ev
+				}
 				raw, err := os.ReadFile(path)
 				if err != nil {
 					t.Fatal(err)

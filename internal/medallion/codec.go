@@ -29,12 +29,13 @@ import (
 // binaryV2 appends Evidence after the affordances; version 1 encodings
 // (written before evidence existed) still decode, with no evidence.
 // binaryV3 appends Review after Evidence, binaryV4 Pinned and Forgotten
-// after Review.
+// after Review. binaryV5 packs the evidence (codec_evidence.go).
 const (
 	binaryV1 = 0x01
 	binaryV2 = 0x02
 	binaryV3 = 0x03
 	binaryV4 = 0x04
+	binaryV5 = 0x05
 )
 
 // codecFields lists every field the binary encoding carries, by Go path
@@ -104,8 +105,12 @@ func (m *Medallion) MarshalBinaryUnits() (b []byte, ends []int) {
 	return e.b, e.ends
 }
 
-func (m *Medallion) encode(e *encoder) {
-	e.b = append(e.b, binaryV4)
+func (m *Medallion) encode(e *encoder) { m.encodeAs(e, binaryV5) }
+
+// encodeAs writes format, binaryV4 or binaryV5: the current encoding, or
+// the one before it (to test reading what older builds stored).
+func (m *Medallion) encodeAs(e *encoder, format byte) {
+	e.b = append(e.b, format)
 
 	e.string(m.Meta.MedallionID)
 	e.string(m.Meta.SchemaVersion)
@@ -151,13 +156,7 @@ func (m *Medallion) encode(e *encoder) {
 	e.strings(m.Affordances.AvoidRepeating)
 	e.strings(m.Affordances.Invariants)
 
-	e.count(len(m.Evidence))
-	for _, v := range m.Evidence {
-		e.string(v.Item)
-		e.string(v.Text)
-		e.string(v.SessionID)
-		e.strings(v.EventIDs)
-	}
+	m.encodeEvidence(e, format)
 
 	e.count(len(m.Review))
 	for _, r := range m.Review {
@@ -227,9 +226,12 @@ func (e *encoder) end() {
 }
 
 func (e *encoder) count(n int) {
-	e.b = binary.AppendUvarint(e.b, uint64(n))
+	e.uvarint(uint64(n))
 	e.end()
 }
+
+// uvarint appends v, not ending a unit.
+func (e *encoder) uvarint(v uint64) { e.b = binary.AppendUvarint(e.b, v) }
 
 func (e *encoder) string(s string) {
 	e.b = binary.AppendUvarint(e.b, uint64(len(s)))
@@ -313,7 +315,9 @@ func (m *Medallion) UnmarshalBinary(b []byte) error {
 	out.Affordances.AvoidRepeating = d.strings()
 	out.Affordances.Invariants = d.strings()
 
-	if b[0] >= binaryV2 {
+	if b[0] >= binaryV5 {
+		d.evidenceV5(&out)
+	} else if b[0] >= binaryV2 {
 		// Three empty strings and an empty list at least.
 		if n := d.count(4); n > 0 {
 			out.Evidence = make([]Evidence, n)
@@ -378,7 +382,7 @@ func checkFormat(b []byte) error {
 	if len(b) == 0 {
 		return errors.New("medallion binary: empty input")
 	}
-	if b[0] < binaryV1 || b[0] > binaryV4 {
+	if b[0] < binaryV1 || b[0] > binaryV5 {
 		return fmt.Errorf("medallion binary: unknown format byte 0x%02x", b[0])
 	}
 	return nil
@@ -421,6 +425,7 @@ type decoder struct {
 	off  int
 	err  error
 	slab []string // backs the lists read so far (see strings)
+	tail idTail   // the packed part of the event id read last
 }
 
 func (d *decoder) fail(err error) {
@@ -491,6 +496,15 @@ func (d *decoder) strings() []string {
 	if n == 0 {
 		return []string{} // non-nil: JSON shows [], as for a decoded "[]"
 	}
+	l := d.list(n)
+	for i := range l {
+		l[i] = d.string()
+	}
+	return l
+}
+
+// list returns a list of n strings to fill, carved out of d.slab.
+func (d *decoder) list(n int) []string {
 	if len(d.slab)+n > cap(d.slab) {
 		// Each new slab doubles the last, from 16, up to 1024 strings
 		// (16 KiB); a longer list gets one of its own size.
@@ -498,9 +512,7 @@ func (d *decoder) strings() []string {
 		d.slab = make([]string, 0, max(size, n))
 	}
 	start := len(d.slab)
-	for range n {
-		d.slab = append(d.slab, d.string())
-	}
+	d.slab = d.slab[:start+n]
 	return d.slab[start:len(d.slab):len(d.slab)]
 }
 

@@ -49,6 +49,7 @@ func AppendJSON(dst, b []byte) ([]byte, error) {
 
 	w.field(`},"summary":{"high_level":`)
 	w.raw(`,"subsystems":`)
+	w.subsystems = d.off
 	w.list(3, func() {
 		w.field(`{"name":`)
 		w.field(`,"status":`)
@@ -79,16 +80,21 @@ func AppendJSON(dst, b []byte) ([]byte, error) {
 	})
 
 	w.raw(`,"affordances":{"recommended_entry_points":`)
+	w.entryPoints = d.off
 	w.strs()
 	w.raw(`,"avoid_repeating":`)
+	w.avoidRepeating = d.off
 	w.strs()
 	w.raw(`,"invariants":`)
+	w.invariants = d.off
 	w.strs()
 	w.raw(`}`)
 
 	// The lists after the affordances are omitempty, and absent from the
 	// older formats.
-	if b[0] >= binaryV2 {
+	if b[0] >= binaryV5 {
+		w.evidenceV5()
+	} else if b[0] >= binaryV2 {
 		w.optList(`,"evidence":`, 4, func() {
 			w.field(`{"item":`)
 			w.optField(`,"text":`)
@@ -150,6 +156,76 @@ func (d *decoder) bytes() []byte {
 type jsonWriter struct {
 	b []byte
 	d decoder
+	// Where the lists v5 evidence refers to begin in d.b (their counts).
+	subsystems, entryPoints, avoidRepeating, invariants int
+}
+
+// evidenceV5 writes the evidence of a v5 encoding (codec_evidence.go),
+// each entry as encoding/json writes an Evidence.
+func (w *jsonWriter) evidenceV5() {
+	d := &w.d
+	var session []byte
+	var prefixes idPrefixesRead
+	w.optList(`,"evidence":`, 4, func() {
+		item := d.bytes()
+		w.raw(`{"item":`)
+		w.str(item)
+		text, k := d.evidenceText()
+		if k >= 0 {
+			var ok bool
+			if text, ok = w.listItem(item, k); !ok {
+				d.fail(errNoItem)
+				return
+			}
+		}
+		if len(text) > 0 {
+			w.raw(`,"text":`)
+			w.str(text)
+		}
+		if s, ok := d.evidenceSession(); ok {
+			session = s
+		}
+		w.raw(`,"session_id":`)
+		w.str(session)
+		w.raw(`,"event_ids":`)
+		w.list(1, func() {
+			head, tail := d.packedID(&prefixes)
+			w.str(head)
+			if tail != nil {
+				// The rest goes inside the quotes: it needs no escape.
+				w.b = tail.unpack(d, w.b[:len(w.b)-1])
+				w.raw(`"`)
+			}
+		})
+		w.raw(`}`)
+	})
+}
+
+// listItem returns the text of item k of the list an evidence entry's
+// item names, read again from the encoding; false when there is none.
+func (w *jsonWriter) listItem(item []byte, k int) ([]byte, bool) {
+	at, per := 0, 1 // the list's offset, and strings an element
+	switch string(item) {
+	case ItemSubsystem:
+		at, per = w.subsystems, 3 // name, status, notes
+	case ItemEntryPoint:
+		at = w.entryPoints
+	case ItemAvoidRepeating:
+		at = w.avoidRepeating
+	case ItemInvariant:
+		at = w.invariants
+	default:
+		return nil, false
+	}
+	d := decoder{b: w.d.b, off: at}
+	if n := d.count(per); k >= n {
+		return nil, false
+	}
+	for range k * per {
+		d.bytes()
+	}
+	text := d.bytes()
+	return text, d.err == nil
 }
 
 func (w *jsonWriter) raw(s string) { w.b = append(w.b, s...) }

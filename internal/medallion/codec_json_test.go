@@ -138,7 +138,7 @@ func TestAppendJSONErrors(t *testing.T) {
 // FuzzAppendJSON: for any input, AppendJSON fails exactly when decoding
 // or encoding/json fails, and otherwise writes the same bytes.
 func FuzzAppendJSON(f *testing.F) {
-	for _, m := range []*Medallion{full(), normalized(&Medallion{}), withEvidence()} {
+	for _, m := range []*Medallion{full(), normalized(&Medallion{}), withEvidence(), realEvidence()} {
 		f.Add(mustMarshalBinary(f, m))
 	}
 	f.Fuzz(func(t *testing.T, in []byte) {

@@ -80,4 +80,9 @@ func BenchmarkHistory(b *testing.B) {
 	b.ReportMetric(float64(stored)/float64(n), "stored-B/version")
 	b.ReportMetric(float64(whole)/float64(n), "whole-B/version")
 	b.ReportMetric(float64(len(latest)), "latest-B")
+	// Issue 12: evidence should not dominate the medallion.
+	bare := want[n-1].Clone()
+	bare.Evidence = nil
+	rest, _ := bare.MarshalBinary()
+	b.ReportMetric(100*float64(len(latest)-len(rest))/float64(len(latest)), "evidence-%")
 }

@@ -33,7 +33,7 @@ import (
 // offset". The first operation is always a literal holding the version's
 // format byte and meta fields, so a history listing reads the meta of a
 // delta without its base. deltaFormat is none of the medallion encoding's
-// format bytes (0x01-0x03) and cannot begin JSON.
+// format bytes (0x01-0x05) and cannot begin JSON.
 const (
 	deltaFormat = 0x10
 	// minMatch is the shortest unit looked up in the base to start a

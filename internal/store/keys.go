@@ -19,7 +19,7 @@ import (
 //	t/<tag> 0x00 <order> <id>       → tag index entry → <entry>
 //
 // m/ only names the latest version. The latest version is stored whole,
-// in the binary encoding of medallion.MarshalBinary (first byte 0x01-0x03),
+// in the binary encoding of medallion.MarshalBinary (first byte 0x01-0x05),
 // or as JSON (first byte '{') if an older build wrote it; readers take both
 // (decodeMedallion). An older version is stored whole or, once a newer one
 // follows, as a reverse delta from it (first byte 0x10, delta.go): its
