@@ -41,8 +41,8 @@ const (
 // idPrefixes is the prefix of the last id of each kind written.
 type idPrefixes [idKinds]string
 
-// append appends id packed.
-func (p *idPrefixes) append(b []byte, id string) []byte {
+// pack appends id packed.
+func (p *idPrefixes) pack(b []byte, id string) []byte {
 	kind, head, tail := splitEventID(id)
 	if kind == idLiteral {
 		b = binary.AppendUvarint(b, uint64(len(id))<<2|idLiteral)

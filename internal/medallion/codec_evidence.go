@@ -108,7 +108,7 @@ func (m *Medallion) encodeEvidence(e *encoder, format byte) {
 
 		e.count(len(v.EventIDs))
 		for _, id := range v.EventIDs {
-			e.b = prefixes.append(e.b, id)
+			e.b = prefixes.pack(e.b, id)
 			e.end()
 		}
 	}
@@ -167,8 +167,9 @@ func (d *decoder) evidenceV5(out *Medallion) {
 	}
 	out.Evidence = make([]Evidence, n)
 	var subsystems []string
-	// The ids unpack to at most 2.25 times their bytes (a UUID's 16
-	// bytes are 36 characters), most with a prefix of a few bytes more.
+	// Packed ids unpack to about 2-2.5 times their bytes ("cc:rec:" and
+	// a UUID's 36 characters from a tag and 16 bytes): one chunk holds
+	// them unless the evidence is most of what is left.
 	ids := arena{next: 3 * (len(d.b) - d.off)}
 	var session string
 	var prefixes idPrefixesRead
