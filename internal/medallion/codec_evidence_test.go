@@ -45,28 +45,106 @@ func realEvidence() *Medallion {
 // store compares them before storing an old version as a delta).
 func TestEvidenceV5RoundTrips(t *testing.T) {
 	m := realEvidence()
+	b := checkRoundTrips(t, "real evidence", m)
+	v4 := marshalBinaryAs(m, binaryV4)
+	t.Logf("evidence of %d entries: v4 %d bytes, v5 %d", len(m.Evidence), len(v4), len(b))
+	if len(b) >= len(v4)-200 {
+		t.Errorf("v5 is %d bytes, v4 %d: the packing saves too little", len(b), len(v4))
+	}
+}
+
+// checkRoundTrips holds the encoding of m to what the store and the
+// export rely on, and returns it: its units are MarshalBinary's bytes,
+// cut in order; it decodes to m Normalized and encodes again to the same
+// bytes; AppendJSON writes what encoding/json writes for the decoded
+// medallion.
+func checkRoundTrips(t *testing.T, name string, m *Medallion) []byte {
+	t.Helper()
 	b := mustMarshalBinary(t, m)
+	units, ends := m.MarshalBinaryUnits()
+	if !bytes.Equal(units, b) || len(ends) == 0 || ends[len(ends)-1] != len(b) {
+		t.Fatalf("%s: MarshalBinaryUnits differs from MarshalBinary or ends short of it", name)
+	}
+	for i := 1; i < len(ends); i++ {
+		if ends[i] <= ends[i-1] {
+			t.Fatalf("%s: unit %d ends at %d, not after %d", name, i, ends[i], ends[i-1])
+		}
+	}
 	var got Medallion
 	if err := got.UnmarshalBinary(b); err != nil {
-		t.Fatal(err)
+		t.Fatalf("%s: %v", name, err)
 	}
 	if !reflect.DeepEqual(&got, normalized(m)) {
-		t.Fatalf("round trip:\n got %+v\nwant %+v", got.Evidence, m.Evidence)
+		t.Fatalf("%s: round trip:\n got %q\nwant %q", name, got.Evidence, m.Evidence)
 	}
 	if again := mustMarshalBinary(t, &got); !bytes.Equal(again, b) {
-		t.Error("the decoded medallion encodes to other bytes")
+		t.Fatalf("%s: the decoded medallion encodes to other bytes", name)
 	}
 	want, err := viaEncodingJSON(b)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if js, err := AppendJSON(nil, b); err != nil || !bytes.Equal(js, want) {
-		t.Errorf("AppendJSON = %s, %v\nwant %s", js, err, want)
+		t.Fatalf("%s: AppendJSON = %s, %v\nwant %s", name, js, err, want)
 	}
-	v4 := marshalBinaryAs(m, binaryV4)
-	t.Logf("evidence of %d entries: v4 %d bytes, v5 %d", len(m.Evidence), len(v4), len(b))
-	if len(b) >= len(v4)-200 {
-		t.Errorf("v5 is %d bytes, v4 %d: the packing saves too little", len(b), len(v4))
+	return b
+}
+
+// TestEvidenceV5Edges: the packing's edges, all in one medallion and
+// each entry and id alone (where every prefix is new): ids that are a
+// UUID with or without a prefix (which may itself end in hex digits),
+// hex and letters-and-digits tails of every length from 0 to 41 behind
+// prefixes up to 400 bytes (multi-byte tags), invalid UTF-8 and what
+// JSON escapes; texts that are empty, duplicated in their list, in
+// another list only, or a subsystem named like the list; sessions that
+// go back to "" after a non-empty one.
+func TestEvidenceV5Edges(t *testing.T) {
+	const uuid = "79d208c7-34d5-4af0-9d7b-f1d477d256f2"
+	const alnum = "014agb5uL5BwdxcLJpnS4JUdZz09xyXY014agb5uL5Bwd"
+	var ids []string
+	prefixes := []string{"", ":", "a", "cc:rec:", "abc", "dead", "0", "x:dead", "é", "\xff", "\xc3", "\xe2\x80",
+		"<&>", "\u2028", strings.Repeat("p", 127), strings.Repeat("q", 128), strings.Repeat("r:", 200), "cc:call:toolu_", "a-", "-", "_"}
+	for _, p := range prefixes {
+		ids = append(ids, p+uuid, p+strings.ToUpper(uuid), p+uuid[1:], p+"0"+uuid)
+		for n := 0; n <= 41; n++ {
+			ids = append(ids, p+strings.Repeat("ab", 21)[:n], p+alnum[:n], p+strings.Repeat("9", n))
+		}
+	}
+	ids = append(ids, strings.Repeat("ab", 300), strings.Repeat("Zz", 300), strings.Repeat("é", 100)+uuid)
+	kinds := map[uint64]bool{}
+	for _, id := range ids {
+		kind, _, _ := splitEventID(id)
+		kinds[kind] = true
+	}
+	if len(kinds) != idKinds {
+		t.Fatalf("the ids pack as %d kinds of %d", len(kinds), idKinds)
+	}
+	m := full()
+	m.Summary.Subsystems = []Subsystem{{Name: "subsystem"}, {Name: "a"}, {Name: "a"}, {Name: ""}}
+	m.Affordances.Invariants = []string{"", "dup", "dup", "x", "invariant"}
+	m.Affordances.AvoidRepeating = []string{"x", "only here", "\xff"}
+	m.Affordances.RecommendedEntryPoints = []string{}
+	items := []string{ItemInvariant, ItemAvoidRepeating, ItemEntryPoint, ItemSubsystem, "D-001", "", "Invariant"}
+	texts := []string{"", "dup", "x", "only here", "a", "subsystem", "invariant", "\xff", "not in any list"}
+	sessions := []string{"", "s1", "", "s1", "s2", "", strings.Repeat("s", 300)}
+	for k := 0; len(ids) > 0; k++ {
+		v := Evidence{Item: items[k%len(items)], Text: texts[k%len(texts)], SessionID: sessions[k%len(sessions)]}
+		n := min(len(ids), k%7)
+		v.EventIDs, ids = ids[:n:n], ids[n:]
+		if n == 0 && k%2 == 0 {
+			v.EventIDs = nil
+		}
+		m.Evidence = append(m.Evidence, v)
+	}
+	checkRoundTrips(t, "all", m)
+	for i, v := range m.Evidence {
+		one := m.Clone()
+		one.Evidence = []Evidence{v}
+		checkRoundTrips(t, fmt.Sprint("entry ", i), one)
+		for _, id := range v.EventIDs {
+			one.Evidence = []Evidence{{Item: "D-001", EventIDs: []string{id}}, {Item: "D-001", EventIDs: []string{id, id}}}
+			checkRoundTrips(t, fmt.Sprintf("id %q", id), one)
+		}
 	}
 }
 
