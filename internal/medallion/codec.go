@@ -215,8 +215,9 @@ func (m *Medallion) binarySizeHint() int {
 // encoder appends to b; when ends is non-nil it also records where each
 // unit ends (see MarshalBinaryUnits).
 type encoder struct {
-	b    []byte
-	ends []int
+	b        []byte
+	ends     []int
+	repeated int // bytes v5 evidence repeated by reference (maxRepeated)
 }
 
 func (e *encoder) end() {
@@ -426,6 +427,9 @@ type decoder struct {
 	err  error
 	slab []string // backs the lists read so far (see strings)
 	tail idTail   // the packed part of the event id read last
+	// repeated counts the bytes v5 evidence repeated by reference
+	// (maxRepeated).
+	repeated int
 }
 
 func (d *decoder) fail(err error) {

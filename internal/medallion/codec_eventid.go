@@ -1,7 +1,6 @@
 package medallion
 
 import (
-	"encoding/binary"
 	"encoding/hex"
 	"fmt"
 	"slices"
@@ -23,6 +22,9 @@ import (
 //	prefix              n = 0: the prefix of the id of the same kind
 //	                    before ("" before the first); n ≥ 1: n-1 bytes
 //
+// A repeated prefix counts towards maxRepeated (codec_evidence.go); past
+// it the writer spells the prefix out again.
+//
 // Only what unpacks to the same bytes is packed: lowercase UUIDs and hex,
 // an even number of hex digits.
 const (
@@ -41,29 +43,30 @@ const (
 // idPrefixes is the prefix of the last id of each kind written.
 type idPrefixes [idKinds]string
 
-// pack appends id packed.
-func (p *idPrefixes) pack(b []byte, id string) []byte {
+// pack appends id packed to e.b.
+func (p *idPrefixes) pack(e *encoder, id string) {
 	kind, head, tail := splitEventID(id)
 	if kind == idLiteral {
-		b = binary.AppendUvarint(b, uint64(len(id))<<2|idLiteral)
-		return append(b, id...)
+		e.uvarint(uint64(len(id))<<2 | idLiteral)
+		e.b = append(e.b, id...)
+		return
 	}
-	if head == p[kind] {
-		b = binary.AppendUvarint(b, kind)
+	if head == p[kind] && e.repeat(len(head)) {
+		e.uvarint(kind)
 	} else {
-		b = binary.AppendUvarint(b, uint64(len(head)+1)<<2|kind)
-		b = append(b, head...)
+		e.uvarint(uint64(len(head)+1)<<2 | kind)
+		e.b = append(e.b, head...)
 		p[kind] = head
 	}
 	switch kind {
 	case idUUID:
-		return appendHex(b, tail[:8], tail[9:13], tail[14:18], tail[19:23], tail[24:])
+		e.b = appendHex(e.b, tail[:8], tail[9:13], tail[14:18], tail[19:23], tail[24:])
 	case idHex:
-		b = binary.AppendUvarint(b, uint64(len(tail)/2))
-		return appendHex(b, tail)
+		e.uvarint(uint64(len(tail) / 2))
+		e.b = appendHex(e.b, tail)
 	default:
-		b = binary.AppendUvarint(b, uint64(len(tail)))
-		return appendAlnum(b, tail)
+		e.uvarint(uint64(len(tail)))
+		e.b = appendAlnum(e.b, tail)
 	}
 }
 
@@ -223,6 +226,8 @@ func (d *decoder) packedID(prefixes *idPrefixesRead) (head []byte, tail *idTail)
 	}
 	if n > 0 {
 		prefixes[kind] = d.take(n - 1)
+	} else {
+		d.repeat(len(prefixes[kind]))
 	}
 	d.tail = idTail{kind: kind}
 	switch kind {

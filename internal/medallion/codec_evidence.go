@@ -28,6 +28,14 @@ import (
 // Each field stays a unit of its own (MarshalBinaryUnits), so the delta of
 // an old version still copies the entries the next version kept.
 //
+// A reference to a list item's text, and a repeated id prefix, take a
+// byte or two and stand for all of the bytes they repeat, so a corrupt or
+// hostile encoding could stand for about the square of its size (a 40 KB
+// one made UnmarshalBinary allocate 118 MB of event ids, a 46 KB one made
+// AppendJSON write 39 MB). The bytes repeated so are bounded by
+// maxRepeated in one encoding: readers refuse more, and the writer spells
+// a text or prefix out once the bound would be passed.
+//
 // Layout of one entry (the list is a count of entries, as before):
 //
 //	string  Item
@@ -40,7 +48,29 @@ const (
 	textEmpty   = 0
 	textLiteral = 1
 	textItem    = 2 // and up: the item's position plus textItem
+
+	// maxRepeated is far above what real evidence repeats: MaxEvidence
+	// entries with a list item's sentence and 20 ids with prefixes of a
+	// dozen bytes are some 50 KB.
+	maxRepeated = 1 << 20
 )
+
+// repeat reports whether n more bytes may be repeated by reference
+// (maxRepeated), and counts them if so.
+func (e *encoder) repeat(n int) bool {
+	if e.repeated+n > maxRepeated {
+		return false
+	}
+	e.repeated += n
+	return true
+}
+
+// repeat counts n bytes repeated by reference, failing past maxRepeated.
+func (d *decoder) repeat(n int) {
+	if d.repeated += n; d.repeated > maxRepeated {
+		d.fail(fmt.Errorf("evidence repeats more than %d bytes by reference", maxRepeated))
+	}
+}
 
 // itemTexts finds the texts of the list an Evidence.Item names: an
 // affordance list, or the subsystems' names (made once, into subsystems);
@@ -88,7 +118,7 @@ func (m *Medallion) encodeEvidence(e *encoder, format byte) {
 		switch {
 		case v.Text == "":
 			e.uvarint(textEmpty)
-		case item >= 0:
+		case item >= 0 && e.repeat(len(v.Text)):
 			e.uvarint(uint64(textItem + item))
 		default:
 			e.uvarint(textLiteral)
@@ -108,7 +138,7 @@ func (m *Medallion) encodeEvidence(e *encoder, format byte) {
 
 		e.count(len(v.EventIDs))
 		for _, id := range v.EventIDs {
-			e.b = prefixes.pack(e.b, id)
+			prefixes.pack(e, id)
 			e.end()
 		}
 	}
@@ -184,6 +214,7 @@ func (d *decoder) evidenceV5(out *Medallion) {
 				return
 			}
 			v.Text = list[item]
+			d.repeat(len(v.Text))
 		} else if len(text) > 0 {
 			v.Text = d.s[d.off-len(text) : d.off]
 		}

@@ -261,6 +261,52 @@ func TestEvidenceV5Corrupt(t *testing.T) {
 	}
 }
 
+// TestEvidenceV5RepeatsBounded: a list item's text an entry refers to,
+// and a prefix ids repeat, take a byte or two and stand for all of
+// their bytes, so a few KB could stand for GB. The readers refuse more
+// than maxRepeated bytes so repeated, and the writer spells the text or
+// prefix out rather than write what they refuse.
+func TestEvidenceV5RepeatsBounded(t *testing.T) {
+	const size, count = 64 << 10, 20 // 1.25 MiB if all were repeated
+	big := strings.Repeat("p", size-1) + ":"
+	ids := make([]string, count)
+	for i := range ids {
+		ids[i] = fmt.Sprintf("%s%016x", big, i)
+	}
+	prefixes := normalized(&Medallion{})
+	prefixes.Evidence = []Evidence{{Item: "D-001", EventIDs: ids}}
+	texts := normalized(&Medallion{})
+	texts.Affordances.Invariants = []string{big}
+	for range count {
+		texts.Evidence = append(texts.Evidence, Evidence{Item: ItemInvariant, Text: big, EventIDs: []string{}})
+	}
+	for _, c := range []struct {
+		name string
+		m    *Medallion
+		// How often the writer spells big out: the first time, and
+		// each time past the maxRepeated/size repeats it may make.
+		spelled int
+	}{
+		{"a prefix", prefixes, 1 + count - 1 - maxRepeated/size},
+		{"a list item's text", texts, 1 + count - maxRepeated/size},
+	} {
+		// A writer with no bound, as a hostile encoding would be.
+		e := encoder{repeated: -count * size}
+		c.m.encodeAs(&e, binaryV5)
+		var got Medallion
+		if err := got.UnmarshalBinary(e.b); err == nil || !strings.Contains(err.Error(), "by reference") {
+			t.Errorf("%s repeated in %d bytes: UnmarshalBinary = %v", c.name, len(e.b), err)
+		}
+		if _, err := AppendJSON(nil, e.b); err == nil {
+			t.Errorf("%s repeated in %d bytes: AppendJSON took them", c.name, len(e.b))
+		}
+		b := checkRoundTrips(t, c.name+" repeated", c.m)
+		if n := bytes.Count(b, []byte(big)); n != c.spelled {
+			t.Errorf("%s is spelled out %d times, want %d", c.name, n, c.spelled)
+		}
+	}
+}
+
 // manyEvidence is a medallion with MaxEvidence entries as a long session
 // leaves them: runs of a few sessions, Claude Code record and tool-call
 // ids and Codex message ids, list items' texts.

@@ -177,6 +177,7 @@ func (w *jsonWriter) evidenceV5() {
 				d.fail(errNoItem)
 				return
 			}
+			d.repeat(len(text))
 		}
 		if len(text) > 0 {
 			w.raw(`,"text":`)
