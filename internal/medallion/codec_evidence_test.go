@@ -40,6 +40,23 @@ func realEvidence() *Medallion {
 	return m
 }
 
+// fuzzSeeds are encodings that reach every path of both readers: the
+// v5 evidence of realEvidence and of edgeEvidence (a two-byte id tag, a
+// subsystem's text by reference, a session back to "", letters-and-digits
+// tails of every length mod 4), and realEvidence as v4 wrote it.
+func fuzzSeeds() [][]byte {
+	edge := realEvidence()
+	edge.Evidence = []Evidence{
+		{Item: ItemSubsystem, Text: "cmd/x", SessionID: "s", EventIDs: []string{strings.Repeat("p", 130) + ":0123456789abcdef", "x_ABCDEFGHI", "x_ABCDEFGHIJ"}},
+		{Item: ItemEntryPoint, Text: "cmd/x/main.go", EventIDs: []string{"x_ABCDEFGHIJK", "x_ABCDEFGHIJKL", strings.Repeat("p", 130) + ":0123456789abcdef"}},
+	}
+	return [][]byte{
+		marshalBinaryAs(realEvidence(), binaryV5),
+		marshalBinaryAs(edge, binaryV5),
+		marshalBinaryAs(realEvidence(), binaryV4),
+	}
+}
+
 // TestEvidenceV5RoundTrips: packed evidence decodes to what was encoded,
 // its JSON is encoding/json's, and it encodes again to the same bytes (the
 // store compares them before storing an old version as a delta).
