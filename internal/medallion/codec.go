@@ -259,8 +259,9 @@ var errTruncated = errors.New("truncated")
 // what it reads back equals what it wrote).
 //
 // b is copied once, into one string that every string field of m is a
-// substring of: one allocation for all the text. Keeping any one field
-// keeps that whole string alive.
+// substring of, but for the event ids v5 packs: they unpack into a few
+// shared chunks (codec_evidence.go). Keeping any one field keeps its
+// whole string or chunk alive.
 func (m *Medallion) UnmarshalBinary(b []byte) error {
 	if err := checkFormat(b); err != nil {
 		return err
