@@ -308,6 +308,11 @@ func FuzzUnmarshalBinary(f *testing.F) {
 		if b2 := mustMarshalBinary(t, &again); !bytes.Equal(b, b2) {
 			t.Fatalf("re-encoding changed the bytes:\n%q\n%q", b, b2)
 		}
+		// The evidence (no floats) compares whole: the v5 packing must
+		// give back every id and text the decoded medallion had.
+		if !reflect.DeepEqual(again.Evidence, m.Evidence) {
+			t.Fatalf("evidence changed in a round trip:\n%q\n%q", m.Evidence, again.Evidence)
+		}
 	})
 }
 
