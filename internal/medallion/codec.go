@@ -521,6 +521,20 @@ func (d *decoder) list(n int) []string {
 	return d.slab[start:len(d.slab):len(d.slab)]
 }
 
+// take reads n bytes, or fails when fewer are left.
+func (d *decoder) take(n uint64) []byte {
+	if d.err != nil {
+		return nil
+	}
+	if n > uint64(len(d.b)-d.off) {
+		d.fail(fmt.Errorf("%d bytes exceed the %d left: %w", n, len(d.b)-d.off, errTruncated))
+		return nil
+	}
+	s := d.b[d.off : d.off+int(n)]
+	d.off += int(n)
+	return s
+}
+
 func (d *decoder) int() int {
 	if d.err != nil {
 		return 0

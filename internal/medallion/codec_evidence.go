@@ -144,20 +144,6 @@ func (m *Medallion) encodeEvidence(e *encoder, format byte) {
 	}
 }
 
-// take reads n bytes, or fails when fewer are left.
-func (d *decoder) take(n uint64) []byte {
-	if d.err != nil {
-		return nil
-	}
-	if n > uint64(len(d.b)-d.off) {
-		d.fail(fmt.Errorf("%d bytes exceed the %d left: %w", n, len(d.b)-d.off, errTruncated))
-		return nil
-	}
-	s := d.b[d.off : d.off+int(n)]
-	d.off += int(n)
-	return s
-}
-
 // evidenceText reads an entry's text reference: the text's bytes, or the
 // position of the item in the list the entry's Item names (item ≥ 0).
 func (d *decoder) evidenceText() (text []byte, item int) {

@@ -138,19 +138,7 @@ func AppendJSON(dst, b []byte) ([]byte, error) {
 }
 
 // bytes reads a string field as the bytes it is stored as.
-func (d *decoder) bytes() []byte {
-	n := d.uvarint()
-	if d.err != nil {
-		return nil
-	}
-	if n > uint64(len(d.b)-d.off) {
-		d.fail(fmt.Errorf("string of %d bytes exceeds the %d bytes left: %w", n, len(d.b)-d.off, errTruncated))
-		return nil
-	}
-	s := d.b[d.off : d.off+int(n)]
-	d.off += int(n)
-	return s
-}
+func (d *decoder) bytes() []byte { return d.take(d.uvarint()) }
 
 // jsonWriter appends to b the JSON of what it reads from d.
 type jsonWriter struct {

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -190,5 +192,76 @@ func TestCorruptVersionIsAnError(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestReadsBinaryV4Versions: a version the build before the evidence
+// packing wrote (testdata/medallion-v4.bin, made by that build's
+// MarshalBinary: format byte 0x04, evidence spelled out) is read by every
+// call; an update stores the next version in the current format and
+// keeps the old record as it was (its bytes cannot be rebuilt from the
+// current format's units), and both come back whole, also in an export.
+func TestReadsBinaryV4Versions(t *testing.T) {
+	value, err := os.ReadFile(filepath.Join("testdata", "medallion-v4.bin"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if value[0] != 0x04 {
+		t.Fatalf("the fixture's format byte is 0x%02x, want 0x04", value[0])
+	}
+	old := &medallion.Medallion{
+		Meta: medallion.Meta{MedallionID: "old", SchemaVersion: medallion.SchemaVersion, Model: "tier0",
+			CreatedAt: "2025-01-01T00:00:00.000000Z", UpdatedAt: "2025-01-01T00:00:00.000000Z",
+			Status: medallion.StatusActive, Version: 1},
+		Scope:       medallion.Scope{GraphNodes: []string{"repo:x"}, Tags: []string{"t"}},
+		Summary:     medallion.Summary{HighLevel: "written in the fourth binary format"},
+		Decisions:   []medallion.Decision{{ID: "D-1", Statement: "s", Confidence: 0.5}},
+		Affordances: medallion.Affordances{Invariants: []string{"never push to main"}},
+		Evidence: []medallion.Evidence{
+			{Item: "D-1", SessionID: "491e126e-1e71-469c-ade2-fcc8af567c74", EventIDs: []string{"cc:rec:79d208c7-34d5-4af0-9d7b-f1d477d256f2", "cc:call:toolu_014agb5uL5BwdxcLJpnS4JUd"}},
+			{Item: "invariant", Text: "never push to main", SessionID: "491e126e-1e71-469c-ade2-fcc8af567c74", EventIDs: []string{"cx:msg:af32ff43b8580a0b"}},
+		},
+	}
+	old.Normalize()
+	ctx := context.Background()
+	b, err := Open(t.TempDir(), Options{GCInterval: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = b.Close() })
+	putRaw(t, b, old, value)
+
+	got, err := b.Get(ctx, "old")
+	if err != nil || !reflect.DeepEqual(got, old) {
+		t.Fatalf("Get = %+v, %v; want %+v", got, err, old)
+	}
+	got.Evidence = append(got.Evidence, medallion.Evidence{Item: "invariant", Text: "never push to main", SessionID: "s2", EventIDs: []string{"cc:rec:03ffd31e-6bc0-4899-9df7-9b484cfda8cf"}})
+	updated, err := b.Update(ctx, got)
+	if err != nil {
+		t.Fatalf("Update: %v", err)
+	}
+	if !bytes.Equal(rawValue(t, b, "old", 1), value) {
+		t.Error("the update rewrote the v4 record")
+	}
+	if v := rawValue(t, b, "old", 2); v[0] == 0x04 {
+		t.Error("version 2 was written in the old format")
+	}
+	for v, want := range map[int]*medallion.Medallion{1: old, 2: updated} {
+		if m, err := b.GetVersion(ctx, "old", v); err != nil || !reflect.DeepEqual(m, want) {
+			t.Errorf("GetVersion(%d) = %+v, %v; want %+v", v, m, err, want)
+		}
+	}
+	var lines [][]byte
+	if _, err := b.ExportJSON(ctx, func(line []byte) error {
+		lines = append(lines, bytes.Clone(line))
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	for i, want := range []*medallion.Medallion{old, updated} {
+		js, _ := json.Marshal(want)
+		if i >= len(lines) || !bytes.Equal(lines[i], append(js, '\n')) {
+			t.Errorf("export line %d = %s, want %s", i+1, lines[min(i, len(lines)-1)], js)
+		}
 	}
 }
