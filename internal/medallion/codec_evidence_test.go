@@ -393,3 +393,32 @@ func BenchmarkEvidence(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkAppendJSONReferences: AppendJSON of an encoding holding many
+// references into a long list (no curator writes one; a corrupt or
+// hostile record can). Each reference costs the same however long the
+// list: the time grows with the input, not with entries × list length.
+func BenchmarkAppendJSONReferences(b *testing.B) {
+	for _, n := range []int{2_000, 8_000} {
+		m := full()
+		m.Affordances.Invariants = nil
+		for i := range n {
+			m.Affordances.Invariants = append(m.Affordances.Invariants, fmt.Sprint("i", i))
+		}
+		m.Evidence = nil
+		for range n {
+			m.Evidence = append(m.Evidence, Evidence{Item: ItemInvariant, Text: fmt.Sprint("i", n-1), SessionID: "s", EventIDs: []string{}})
+		}
+		enc := mustMarshalBinary(b, m)
+		b.Run(fmt.Sprintf("%d-entries-%d-items", n, n), func(b *testing.B) {
+			b.SetBytes(int64(len(enc)))
+			var dst []byte
+			for b.Loop() {
+				var err error
+				if dst, err = AppendJSON(dst[:0], enc); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

@@ -144,8 +144,26 @@ func (d *decoder) bytes() []byte { return d.take(d.uvarint()) }
 type jsonWriter struct {
 	b []byte
 	d decoder
-	// Where the lists v5 evidence refers to begin in d.b (their counts).
+	// Where the lists v5 evidence refers to begin in d.b (their counts),
+	// and where their items begin, once an entry refers to one.
 	subsystems, entryPoints, avoidRepeating, invariants int
+	items                                               [4]listItems
+}
+
+// listItems holds where the n items of one list begin in the encoding:
+// in small, or in large when there are more.
+type listItems struct {
+	found bool
+	n     int
+	small [64]int32
+	large []int32
+}
+
+func (at *listItems) start(k int) int {
+	if at.large != nil {
+		return int(at.large[k])
+	}
+	return int(at.small[k])
 }
 
 // evidenceV5 writes the evidence of a v5 encoding (codec_evidence.go),
@@ -192,29 +210,66 @@ func (w *jsonWriter) evidenceV5() {
 
 // listItem returns the text of item k of the list an evidence entry's
 // item names, read again from the encoding; false when there is none.
+// The first reference into a list finds where each of its items begins
+// (itemsAt), so every reference costs the same however long the list: a
+// corrupt encoding of many references into a long list must not take
+// time in their product.
 func (w *jsonWriter) listItem(item []byte, k int) ([]byte, bool) {
-	at, per := 0, 1 // the list's offset, and strings an element
+	l := 0
 	switch string(item) {
 	case ItemSubsystem:
-		at, per = w.subsystems, 3 // name, status, notes
+		l = 1
 	case ItemEntryPoint:
-		at = w.entryPoints
+		l = 2
 	case ItemAvoidRepeating:
-		at = w.avoidRepeating
+		l = 3
 	case ItemInvariant:
-		at = w.invariants
+		l = 4
 	default:
 		return nil, false
 	}
-	d := decoder{b: w.d.b, off: at}
-	if n := d.count(per); k >= n {
+	at := &w.items[l-1]
+	if !at.found {
+		w.itemsAt(at, l)
+	}
+	if k >= at.n {
 		return nil, false
 	}
-	for range k * per {
-		d.bytes()
-	}
+	d := decoder{b: w.d.b, off: at.start(k)}
 	text := d.bytes()
 	return text, d.err == nil
+}
+
+// itemsAt finds where the items of list l (listItem's numbering) begin.
+// Lists of up to len(at.small) items, all a curator keeps, take no
+// allocation.
+func (w *jsonWriter) itemsAt(at *listItems, l int) {
+	off, per := w.entryPoints, 1 // the list's count, and strings an element
+	switch l {
+	case 1:
+		off, per = w.subsystems, 3 // name, status, notes
+	case 3:
+		off = w.avoidRepeating
+	case 4:
+		off = w.invariants
+	}
+	d := decoder{b: w.d.b, off: off}
+	n := d.count(per)
+	starts := at.small[:]
+	if n > len(at.small) {
+		at.large = make([]int32, n)
+		starts = at.large
+	}
+	for i := range n {
+		starts[i] = int32(d.off)
+		for range per {
+			d.bytes()
+		}
+	}
+	at.found = true
+	if d.err == nil {
+		at.n = n
+	}
 }
 
 func (w *jsonWriter) raw(s string) { w.b = append(w.b, s...) }
