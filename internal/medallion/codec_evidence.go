@@ -28,8 +28,9 @@ import (
 // Each field stays a unit of its own (MarshalBinaryUnits), so the delta of
 // an old version still copies the entries the next version kept.
 //
-// A reference to a list item's text, and a repeated id prefix, take a
-// byte or two and stand for all of the bytes they repeat, so a corrupt or
+// A reference to a list item's text, the session of the entry before and
+// a repeated id prefix take a byte or two and stand for all of the bytes
+// they repeat, so a corrupt or
 // hostile encoding could stand for about the square of its size (a 40 KB
 // one made UnmarshalBinary allocate 118 MB of event ids, a 46 KB one made
 // AppendJSON write 39 MB). The bytes repeated so are bounded by
@@ -127,7 +128,7 @@ func (m *Medallion) encodeEvidence(e *encoder, format byte) {
 		}
 		e.end()
 
-		if v.SessionID == session {
+		if v.SessionID == session && e.repeat(len(session)) {
 			e.uvarint(0)
 		} else {
 			e.uvarint(uint64(len(v.SessionID)) + 1)
@@ -206,6 +207,8 @@ func (d *decoder) evidenceV5(out *Medallion) {
 		}
 		if s, ok := d.evidenceSession(); ok {
 			session = d.s[d.off-len(s) : d.off]
+		} else {
+			d.repeat(len(session))
 		}
 		v.SessionID = session
 		count := d.count(1)

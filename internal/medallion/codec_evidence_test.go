@@ -294,8 +294,10 @@ func TestEvidenceV5RepeatsBounded(t *testing.T) {
 	prefixes.Evidence = []Evidence{{Item: "D-001", EventIDs: ids}}
 	texts := normalized(&Medallion{})
 	texts.Affordances.Invariants = []string{big}
+	sessions := normalized(&Medallion{})
 	for range count {
 		texts.Evidence = append(texts.Evidence, Evidence{Item: ItemInvariant, Text: big, EventIDs: []string{}})
+		sessions.Evidence = append(sessions.Evidence, Evidence{Item: "D-001", SessionID: big, EventIDs: []string{}})
 	}
 	for _, c := range []struct {
 		name string
@@ -306,6 +308,7 @@ func TestEvidenceV5RepeatsBounded(t *testing.T) {
 	}{
 		{"a prefix", prefixes, 1 + count - 1 - maxRepeated/size},
 		{"a list item's text", texts, 1 + count - maxRepeated/size},
+		{"the session of the entry before", sessions, 1 + count - 1 - maxRepeated/size},
 	} {
 		// A writer with no bound, as a hostile encoding would be.
 		e := encoder{repeated: -count * size}

@@ -191,6 +191,8 @@ func (w *jsonWriter) evidenceV5() {
 		}
 		if s, ok := d.evidenceSession(); ok {
 			session = s
+		} else {
+			d.repeat(len(session))
 		}
 		w.raw(`,"session_id":`)
 		w.str(session)
