@@ -62,6 +62,19 @@ func rawValue(t *testing.T, b *Badger, id string, version int) []byte {
 	return v
 }
 
+// oldVersion is version 1 of the medallion "old" as an older build wrote
+// it, with the summary high.
+func oldVersion(high string) *medallion.Medallion {
+	return &medallion.Medallion{
+		Meta: medallion.Meta{MedallionID: "old", SchemaVersion: medallion.SchemaVersion, Model: "tier0",
+			CreatedAt: "2025-01-01T00:00:00.000000Z", UpdatedAt: "2025-01-01T00:00:00.000000Z",
+			Status: medallion.StatusActive, Version: 1},
+		Scope:     medallion.Scope{GraphNodes: []string{"repo:x"}, Tags: []string{"t"}},
+		Summary:   medallion.Summary{HighLevel: high},
+		Decisions: []medallion.Decision{{ID: "D-1", Statement: "s", Confidence: 0.5}},
+	}
+}
+
 // TestReadsJSONVersions: versions written as JSON before the store wrote
 // the binary encoding stay readable by every call, and an update of one
 // writes the binary encoding beside it.
@@ -87,14 +100,7 @@ func TestReadsJSONVersions(t *testing.T) {
 			}
 			t.Cleanup(func() { _ = b.Close() })
 
-			old := &medallion.Medallion{
-				Meta: medallion.Meta{MedallionID: "old", SchemaVersion: medallion.SchemaVersion, Model: "tier0",
-					CreatedAt: "2025-01-01T00:00:00.000000Z", UpdatedAt: "2025-01-01T00:00:00.000000Z",
-					Status: medallion.StatusActive, Version: 1},
-				Scope:     medallion.Scope{GraphNodes: []string{"repo:x"}, Tags: []string{"t"}},
-				Summary:   medallion.Summary{HighLevel: "written as JSON"},
-				Decisions: []medallion.Decision{{ID: "D-1", Statement: "s", Confidence: 0.5}},
-			}
+			old := oldVersion("written as JSON")
 			old.Normalize()
 			value, err := tt.encode(old)
 			if err != nil {
@@ -209,18 +215,11 @@ func TestReadsBinaryV4Versions(t *testing.T) {
 	if value[0] != 0x04 {
 		t.Fatalf("the fixture's format byte is 0x%02x, want 0x04", value[0])
 	}
-	old := &medallion.Medallion{
-		Meta: medallion.Meta{MedallionID: "old", SchemaVersion: medallion.SchemaVersion, Model: "tier0",
-			CreatedAt: "2025-01-01T00:00:00.000000Z", UpdatedAt: "2025-01-01T00:00:00.000000Z",
-			Status: medallion.StatusActive, Version: 1},
-		Scope:       medallion.Scope{GraphNodes: []string{"repo:x"}, Tags: []string{"t"}},
-		Summary:     medallion.Summary{HighLevel: "written in the fourth binary format"},
-		Decisions:   []medallion.Decision{{ID: "D-1", Statement: "s", Confidence: 0.5}},
-		Affordances: medallion.Affordances{Invariants: []string{"never push to main"}},
-		Evidence: []medallion.Evidence{
-			{Item: "D-1", SessionID: "491e126e-1e71-469c-ade2-fcc8af567c74", EventIDs: []string{"cc:rec:79d208c7-34d5-4af0-9d7b-f1d477d256f2", "cc:call:toolu_014agb5uL5BwdxcLJpnS4JUd"}},
-			{Item: "invariant", Text: "never push to main", SessionID: "491e126e-1e71-469c-ade2-fcc8af567c74", EventIDs: []string{"cx:msg:af32ff43b8580a0b"}},
-		},
+	old := oldVersion("written in the fourth binary format")
+	old.Affordances.Invariants = []string{"never push to main"}
+	old.Evidence = []medallion.Evidence{
+		{Item: "D-1", SessionID: "491e126e-1e71-469c-ade2-fcc8af567c74", EventIDs: []string{"cc:rec:79d208c7-34d5-4af0-9d7b-f1d477d256f2", "cc:call:toolu_014agb5uL5BwdxcLJpnS4JUd"}},
+		{Item: "invariant", Text: "never push to main", SessionID: "491e126e-1e71-469c-ade2-fcc8af567c74", EventIDs: []string{"cx:msg:af32ff43b8580a0b"}},
 	}
 	old.Normalize()
 	ctx := context.Background()
