@@ -262,7 +262,18 @@ var errTruncated = errors.New("truncated")
 // substring of, but for the event ids v5 packs: they unpack into a few
 // shared chunks (codec_evidence.go). Keeping any one field keeps its
 // whole string or chunk alive.
-func (m *Medallion) UnmarshalBinary(b []byte) error {
+func (m *Medallion) UnmarshalBinary(b []byte) error { return m.unmarshalBinary(b, true) }
+
+// UnmarshalBinaryWithoutEvidence is UnmarshalBinary for a reader that
+// does not use the evidence (a save file shows none): it steps over the
+// evidence, whose event ids are most of a decode's work since v5 packs
+// them, and leaves m.Evidence nil. It checks that the evidence ends where
+// the encoding says, not what its references refer to.
+func (m *Medallion) UnmarshalBinaryWithoutEvidence(b []byte) error {
+	return m.unmarshalBinary(b, false)
+}
+
+func (m *Medallion) unmarshalBinary(b []byte, evidence bool) error {
 	if err := checkFormat(b); err != nil {
 		return err
 	}
@@ -317,9 +328,12 @@ func (m *Medallion) UnmarshalBinary(b []byte) error {
 	out.Affordances.AvoidRepeating = d.strings()
 	out.Affordances.Invariants = d.strings()
 
-	if b[0] >= binaryV5 {
+	switch {
+	case b[0] >= binaryV2 && !evidence:
+		d.skipEvidence(b[0])
+	case b[0] >= binaryV5:
 		d.evidenceV5(&out)
-	} else if b[0] >= binaryV2 {
+	case b[0] >= binaryV2:
 		// Three empty strings and an empty list at least.
 		if n := d.count(4); n > 0 {
 			out.Evidence = make([]Evidence, n)

@@ -171,6 +171,28 @@ func (d *decoder) evidenceSession() ([]byte, bool) {
 	return d.take(n - 1), true
 }
 
+// skipEvidence steps over the evidence of an encoding of format (v2 on),
+// reading its fields' lengths only.
+func (d *decoder) skipEvidence(format byte) {
+	var prefixes idPrefixesRead
+	for range d.count(4) {
+		d.bytes() // the item
+		if format < binaryV5 {
+			d.bytes()
+			d.bytes()
+			for range d.count(1) {
+				d.bytes()
+			}
+			continue
+		}
+		d.evidenceText()
+		d.evidenceSession()
+		for range d.count(1) {
+			d.packedID(&prefixes)
+		}
+	}
+}
+
 // errNoItem: an entry refers to a list item that is not there.
 var errNoItem = errors.New("evidence text refers to a missing item")
 

@@ -378,6 +378,15 @@ func BenchmarkEvidence(b *testing.B) {
 				}
 			}
 		})
+		b.Run(fmt.Sprintf("v%d/decode-without-evidence", format), func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				var out Medallion
+				if err := out.UnmarshalBinaryWithoutEvidence(enc); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 		b.Run(fmt.Sprintf("v%d/json", format), func(b *testing.B) {
 			b.ReportAllocs()
 			var dst []byte
@@ -423,5 +432,43 @@ func BenchmarkAppendJSONReferences(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// TestUnmarshalBinaryWithoutEvidence: every format's encoding decodes to
+// what UnmarshalBinary gives, but for the evidence, which is left nil;
+// an encoding cut inside the evidence is still an error.
+func TestUnmarshalBinaryWithoutEvidence(t *testing.T) {
+	check := func(name string, b []byte) {
+		t.Helper()
+		var whole, bare Medallion
+		if err := whole.UnmarshalBinary(b); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if err := bare.UnmarshalBinaryWithoutEvidence(b); err != nil {
+			t.Fatalf("%s: without evidence: %v", name, err)
+		}
+		whole.Evidence = nil
+		if !reflect.DeepEqual(bare, whole) {
+			t.Errorf("%s: without evidence\n got %+v\nwant %+v", name, bare, whole)
+		}
+	}
+	for _, m := range []*Medallion{realEvidence(), manyEvidence(), full()} {
+		for _, format := range []byte{binaryV4, binaryV5} {
+			check(fmt.Sprintf("%s v%d", m.Meta.MedallionID, format), marshalBinaryAs(m, format))
+		}
+	}
+	for seed := range uint64(50) {
+		rng := rand.New(rand.NewPCG(seed, 9))
+		var m Medallion
+		fill(t, rng, reflect.ValueOf(&m).Elem(), "Medallion")
+		check(fmt.Sprint("seed ", seed), mustMarshalBinary(t, &m))
+	}
+	b := mustMarshalBinary(t, realEvidence())
+	var m Medallion
+	for cut := len(b) - 1; cut > 1; cut -= 7 {
+		if err := m.UnmarshalBinaryWithoutEvidence(b[:cut]); err == nil {
+			t.Fatalf("an encoding cut at %d of %d bytes decoded", cut, len(b))
+		}
 	}
 }

@@ -160,6 +160,13 @@ func (s *Server) loadAnswer(ctx context.Context, p loadParams) (body []byte, tex
 	return body, text, nil
 }
 
+// withoutEvidence is a store that can answer a scope query without the
+// medallions' evidence (store.Badger), which a save file does not show:
+// decoding it was most of reading a medallion with much of it.
+type withoutEvidence interface {
+	LatestForScopeWithoutEvidence(ctx context.Context, scope medallion.Scope, limit int) ([]*medallion.Medallion, error)
+}
+
 // renderLoad renders the load p from the store, and the text the hook
 // adds for it: none for a scope without medallions.
 func (s *Server) renderLoad(ctx context.Context, p loadParams) (resp api.LoadResponse, hookText string, err error) {
@@ -167,7 +174,11 @@ func (s *Server) renderLoad(ctx context.Context, p loadParams) (resp api.LoadRes
 	if len(p.scope.GraphNodes) > 0 || len(p.scope.Tags) > 0 {
 		// Stale and superseded medallions are not the current state; ask
 		// for more than limit so that skipping them still fills it.
-		all, err := s.cfg.Store.LatestForScope(ctx, p.scope, min(p.limit*4, maxListLimit))
+		latest := s.cfg.Store.LatestForScope
+		if st, ok := s.cfg.Store.(withoutEvidence); ok {
+			latest = st.LatestForScopeWithoutEvidence
+		}
+		all, err := latest(ctx, p.scope, min(p.limit*4, maxListLimit))
 		if err != nil {
 			return resp, "", err
 		}

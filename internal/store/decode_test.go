@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -261,6 +262,68 @@ func TestReadsBinaryV4Versions(t *testing.T) {
 		js, _ := json.Marshal(want)
 		if i >= len(lines) || !bytes.Equal(lines[i], append(js, '\n')) {
 			t.Errorf("export line %d = %s, want %s", i+1, lines[min(i, len(lines)-1)], js)
+		}
+	}
+}
+
+// TestLatestForScopeWithoutEvidence: the same answers as LatestForScope,
+// in the same order, with the evidence left out, for versions stored in
+// the current format, the fourth one and JSON.
+func TestLatestForScopeWithoutEvidence(t *testing.T) {
+	ctx := context.Background()
+	b, err := Open(t.TempDir(), Options{GCInterval: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = b.Close() })
+	v4, err := os.ReadFile(filepath.Join("testdata", "medallion-v4.bin"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var old medallion.Medallion
+	if err := old.UnmarshalBinary(v4); err != nil {
+		t.Fatal(err)
+	}
+	putRaw(t, b, &old, v4)
+	asJSON := oldVersion("written as JSON")
+	asJSON.Meta.MedallionID = "json"
+	asJSON.Evidence = []medallion.Evidence{{Item: "D-1", SessionID: "s", EventIDs: []string{"cx:msg:0123456789abcdef"}}}
+	asJSON.Normalize()
+	js, err := json.Marshal(asJSON)
+	if err != nil {
+		t.Fatal(err)
+	}
+	putRaw(t, b, asJSON, js)
+	for i := range 3 {
+		m := oldVersion(fmt.Sprint("current ", i))
+		m.Meta.MedallionID = fmt.Sprint("current-", i)
+		m.Affordances.Invariants = []string{"run go generate first"}
+		m.Evidence = []medallion.Evidence{{Item: "invariant", Text: "run go generate first", SessionID: "491e126e-1e71-469c-ade2-fcc8af567c74",
+			EventIDs: []string{"cc:rec:79d208c7-34d5-4af0-9d7b-f1d477d256f2", "cc:call:toolu_014agb5uL5BwdxcLJpnS4JUd"}}}
+		if _, err := b.Create(ctx, m); err != nil {
+			t.Fatal(err)
+		}
+	}
+	scope := medallion.Scope{GraphNodes: []string{"repo:x"}}
+	whole, err := b.LatestForScope(ctx, scope, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bare, err := b.LatestForScopeWithoutEvidence(ctx, scope, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(whole) != 5 || len(bare) != len(whole) {
+		t.Fatalf("%d and %d answers, want 5 each", len(whole), len(bare))
+	}
+	for i := range whole {
+		if len(whole[i].Evidence) == 0 {
+			t.Errorf("%s: LatestForScope gave no evidence", whole[i].Meta.MedallionID)
+		}
+		want := *whole[i]
+		want.Evidence = nil
+		if !reflect.DeepEqual(*bare[i], want) {
+			t.Errorf("answer %d without evidence:\n got %+v\nwant %+v", i, *bare[i], want)
 		}
 	}
 }

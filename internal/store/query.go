@@ -195,6 +195,18 @@ func (p *plan) matchScope(s medallion.Scope) bool {
 // walks the shortest requested list, newest first, checks each entry's
 // scope copy, and stops after limit matches.
 func (b *Badger) LatestForScope(ctx context.Context, scope medallion.Scope, limit int) ([]*medallion.Medallion, error) {
+	return b.latestForScope(ctx, scope, limit, decodeMedallion)
+}
+
+// LatestForScopeWithoutEvidence is LatestForScope with every answer's
+// Evidence left nil, for a reader that does not use it: the save file a
+// load renders shows none, and since the store packs evidence (binaryV5)
+// its event ids are most of a decode's work.
+func (b *Badger) LatestForScopeWithoutEvidence(ctx context.Context, scope medallion.Scope, limit int) ([]*medallion.Medallion, error) {
+	return b.latestForScope(ctx, scope, limit, decodeWithoutEvidence)
+}
+
+func (b *Badger) latestForScope(ctx context.Context, scope medallion.Scope, limit int, decode decoder) ([]*medallion.Medallion, error) {
 	if err := b.begin(ctx); err != nil {
 		return nil, fmt.Errorf("latest for scope: %w", err)
 	}
@@ -248,7 +260,7 @@ func (b *Badger) LatestForScope(ctx context.Context, scope medallion.Scope, limi
 			h := hit{key: keys[start:len(keys):len(keys)]}
 			if !hasScope {
 				h.m = new(medallion.Medallion)
-				if err := indexed(txn, h.key, h.m); err != nil {
+				if err := indexed(txn, h.key, h.m, decode); err != nil {
 					return err
 				}
 				if !p.matchScope(h.m.Scope) {
@@ -268,7 +280,7 @@ func (b *Badger) LatestForScope(ctx context.Context, scope medallion.Scope, limi
 		for i := range hits {
 			if hits[i].m == nil {
 				hits[i].m = &ms[i]
-				if err := indexed(txn, hits[i].key, hits[i].m); err != nil {
+				if err := indexed(txn, hits[i].key, hits[i].m, decode); err != nil {
 					return err
 				}
 			}
@@ -294,8 +306,8 @@ type hit struct {
 
 // indexed reads into m the version of a medallion an index entry names,
 // by its version key.
-func indexed(txn *badger.Txn, key []byte, m *medallion.Medallion) error {
-	found, err := readMedallion(txn, key, m)
+func indexed(txn *badger.Txn, key []byte, m *medallion.Medallion, decode decoder) error {
+	found, err := readMedallion(txn, key, m, decode)
 	if err == nil && !found {
 		id, version := parseVersionKey(key)
 		err = indexCorrupt(id, version)
