@@ -161,10 +161,20 @@ func (s *Server) loadAnswer(ctx context.Context, p loadParams) (body []byte, tex
 }
 
 // withoutEvidence is a store that can answer a scope query without the
-// medallions' evidence (store.Badger), which a save file does not show:
-// decoding it was most of reading a medallion with much of it.
+// medallions' evidence (store.Badger): decoding it was most of reading a
+// medallion with much of it.
 type withoutEvidence interface {
 	LatestForScopeWithoutEvidence(ctx context.Context, scope medallion.Scope, limit int) ([]*medallion.Medallion, error)
+}
+
+// latestWithoutEvidence is the store's LatestForScope for a reader that
+// does not use the evidence (a save file shows none; a scoped search
+// wants the ids): the answers may lack it, so none may be written back.
+func (s *Server) latestWithoutEvidence(ctx context.Context, scope medallion.Scope, limit int) ([]*medallion.Medallion, error) {
+	if st, ok := s.cfg.Store.(withoutEvidence); ok {
+		return st.LatestForScopeWithoutEvidence(ctx, scope, limit)
+	}
+	return s.cfg.Store.LatestForScope(ctx, scope, limit)
 }
 
 // renderLoad renders the load p from the store, and the text the hook
@@ -174,11 +184,7 @@ func (s *Server) renderLoad(ctx context.Context, p loadParams) (resp api.LoadRes
 	if len(p.scope.GraphNodes) > 0 || len(p.scope.Tags) > 0 {
 		// Stale and superseded medallions are not the current state; ask
 		// for more than limit so that skipping them still fills it.
-		latest := s.cfg.Store.LatestForScope
-		if st, ok := s.cfg.Store.(withoutEvidence); ok {
-			latest = st.LatestForScopeWithoutEvidence
-		}
-		all, err := latest(ctx, p.scope, min(p.limit*4, maxListLimit))
+		all, err := s.latestWithoutEvidence(ctx, p.scope, min(p.limit*4, maxListLimit))
 		if err != nil {
 			return resp, "", err
 		}

@@ -55,7 +55,7 @@ func (s *Server) search(r *http.Request) (any, error) {
 				return nil, badRequest("node must not be empty")
 			}
 		}
-		ms, err := s.cfg.Store.LatestForScope(ctx, medallion.Scope{GraphNodes: nodes}, maxScopeMedallions)
+		ms, err := s.latestWithoutEvidence(ctx, medallion.Scope{GraphNodes: nodes}, maxScopeMedallions)
 		if err != nil {
 			return nil, err
 		}
