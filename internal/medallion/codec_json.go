@@ -49,7 +49,7 @@ func AppendJSON(dst, b []byte) ([]byte, error) {
 
 	w.field(`},"summary":{"high_level":`)
 	w.raw(`,"subsystems":`)
-	w.subsystems = d.off
+	w.items[listSubsystems].mark(d.off, 3) // name, status, notes
 	w.list(3, func() {
 		w.field(`{"name":`)
 		w.field(`,"status":`)
@@ -80,13 +80,13 @@ func AppendJSON(dst, b []byte) ([]byte, error) {
 	})
 
 	w.raw(`,"affordances":{"recommended_entry_points":`)
-	w.entryPoints = d.off
+	w.items[listEntryPoints].mark(d.off, 1)
 	w.strs()
 	w.raw(`,"avoid_repeating":`)
-	w.avoidRepeating = d.off
+	w.items[listAvoidRepeating].mark(d.off, 1)
 	w.strs()
 	w.raw(`,"invariants":`)
-	w.invariants = d.off
+	w.items[listInvariants].mark(d.off, 1)
 	w.strs()
 	w.raw(`}`)
 
@@ -144,20 +144,32 @@ func (d *decoder) bytes() []byte { return d.take(d.uvarint()) }
 type jsonWriter struct {
 	b []byte
 	d decoder
-	// Where the lists v5 evidence refers to begin in d.b (their counts),
-	// and where their items begin, once an entry refers to one.
-	subsystems, entryPoints, avoidRepeating, invariants int
-	items                                               [4]listItems
+	// The lists v5 evidence refers to, by listSubsystems and the rest.
+	items [4]listItems
 }
 
-// listItems holds where the n items of one list begin in the encoding:
-// in small, or in large when there are more.
+// The lists an evidence entry's text can refer to (jsonWriter.items).
+const (
+	listSubsystems = iota
+	listEntryPoints
+	listAvoidRepeating
+	listInvariants
+)
+
+// listItems is where one list is in the encoding: its count at, per
+// strings an element, and once an entry refers to it (found), where its
+// n items begin: in small, or in large when there are more.
 type listItems struct {
-	found bool
-	n     int
-	small [64]int32
-	large []int32
+	at, per int
+	found   bool
+	n       int
+	small   [64]int32
+	large   []int32
 }
+
+// mark records that the list's count is at off, and its elements are per
+// strings each.
+func (at *listItems) mark(off, per int) { at.at, at.per = off, per }
 
 func (at *listItems) start(k int) int {
 	if at.large != nil {
@@ -213,26 +225,26 @@ func (w *jsonWriter) evidenceV5() {
 // listItem returns the text of item k of the list an evidence entry's
 // item names, read again from the encoding; false when there is none.
 // The first reference into a list finds where each of its items begins
-// (itemsAt), so every reference costs the same however long the list: a
+// (find), so every reference costs the same however long the list: a
 // corrupt encoding of many references into a long list must not take
 // time in their product.
 func (w *jsonWriter) listItem(item []byte, k int) ([]byte, bool) {
-	l := 0
+	var l int
 	switch string(item) {
 	case ItemSubsystem:
-		l = 1
+		l = listSubsystems
 	case ItemEntryPoint:
-		l = 2
+		l = listEntryPoints
 	case ItemAvoidRepeating:
-		l = 3
+		l = listAvoidRepeating
 	case ItemInvariant:
-		l = 4
+		l = listInvariants
 	default:
 		return nil, false
 	}
-	at := &w.items[l-1]
+	at := &w.items[l]
 	if !at.found {
-		w.itemsAt(at, l)
+		at.find(w.d.b)
 	}
 	if k >= at.n {
 		return nil, false
@@ -242,21 +254,11 @@ func (w *jsonWriter) listItem(item []byte, k int) ([]byte, bool) {
 	return text, d.err == nil
 }
 
-// itemsAt finds where the items of list l (listItem's numbering) begin.
-// Lists of up to len(at.small) items, all a curator keeps, take no
-// allocation.
-func (w *jsonWriter) itemsAt(at *listItems, l int) {
-	off, per := w.entryPoints, 1 // the list's count, and strings an element
-	switch l {
-	case 1:
-		off, per = w.subsystems, 3 // name, status, notes
-	case 3:
-		off = w.avoidRepeating
-	case 4:
-		off = w.invariants
-	}
-	d := decoder{b: w.d.b, off: off}
-	n := d.count(per)
+// find finds where the list's items begin in b. Lists of up to
+// len(at.small) items, all a curator keeps, take no allocation.
+func (at *listItems) find(b []byte) {
+	d := decoder{b: b, off: at.at}
+	n := d.count(at.per)
 	starts := at.small[:]
 	if n > len(at.small) {
 		at.large = make([]int32, n)
@@ -264,7 +266,7 @@ func (w *jsonWriter) itemsAt(at *listItems, l int) {
 	}
 	for i := range n {
 		starts[i] = int32(d.off)
-		for range per {
+		for range at.per {
 			d.bytes()
 		}
 	}
