@@ -238,6 +238,11 @@ func (c *Client) send(ctx context.Context, minTimeout time.Duration, method, pat
 // call sends a request (in encoded as JSON, if not nil) and returns the
 // daemon's answer when its status is 2xx; any other is an *APIError.
 func (c *Client) call(ctx context.Context, minTimeout time.Duration, method, path string, q url.Values, in any) (*response, error) {
+	return c.callAt(ctx, c.socket, minTimeout, method, path, q, in)
+}
+
+// callAt is call on another socket of the daemon's (the hook's own).
+func (c *Client) callAt(ctx context.Context, socket string, minTimeout time.Duration, method, path string, q url.Values, in any) (*response, error) {
 	timeout := c.Timeout
 	if timeout <= 0 {
 		timeout = DefaultTimeout
@@ -265,9 +270,9 @@ func (c *Client) call(ctx context.Context, minTimeout time.Duration, method, pat
 		}
 		contentType = "application/json"
 	}
-	resp, err := c.roundTrip(ctx, method, u.RequestURI(), contentType, body)
+	resp, err := roundTrip(ctx, socket, method, u.RequestURI(), contentType, body)
 	if err != nil {
-		return nil, c.transportError(parent, ctx, method, path, timeout, err)
+		return nil, transportError(parent, ctx, socket, method, path, timeout, err)
 	}
 	c.checkVersion(resp.version)
 	data := resp.body
@@ -293,22 +298,22 @@ func decodeAPIError(status int, data []byte) error {
 	return e
 }
 
-func (c *Client) transportError(parent, ctx context.Context, method, path string, timeout time.Duration, err error) error {
+func transportError(parent, ctx context.Context, socket, method, path string, timeout time.Duration, err error) error {
 	var de *dialError
 	// A dial cut short by the caller's cancellation says nothing about
 	// whether the daemon runs, so only a dial that failed on its own counts.
 	if errors.As(err, &de) && ctx.Err() == nil {
-		return &unreachableError{socket: c.socket, err: err}
+		return &unreachableError{socket: socket, err: err}
 	}
-	return fmt.Errorf("%s %s: %w", method, path, c.timeoutError(parent, ctx, timeout, err))
+	return fmt.Errorf("%s %s: %w", method, path, timeoutError(parent, ctx, socket, timeout, err))
 }
 
 // timeoutError names the socket and the limit when the client's own timeout
 // fired, rather than surfacing a bare "context deadline exceeded"; a
 // deadline or cancellation of the caller's context is passed through as is.
-func (c *Client) timeoutError(parent, ctx context.Context, timeout time.Duration, err error) error {
+func timeoutError(parent, ctx context.Context, socket string, timeout time.Duration, err error) error {
 	if parent.Err() == nil && errors.Is(ctx.Err(), context.DeadlineExceeded) {
-		return fmt.Errorf("medalliond at %s did not answer within %s: %w", c.socket, timeout, context.DeadlineExceeded)
+		return fmt.Errorf("medalliond at %s did not answer within %s: %w", socket, timeout, context.DeadlineExceeded)
 	}
 	return err
 }

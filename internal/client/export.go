@@ -49,9 +49,9 @@ func (c *Client) Import(ctx context.Context, r io.Reader) (*api.ImportResponse, 
 // it arrives: no timeout of its own and no cap on the answer. A non-2xx
 // answer is an *APIError.
 func (c *Client) stream(ctx context.Context, method, path string, body []byte, w io.Writer) error {
-	conn, err := c.connect(ctx)
+	conn, err := connect(ctx, c.socket)
 	if err != nil {
-		return c.transportError(ctx, ctx, method, path, 0, err)
+		return transportError(ctx, ctx, c.socket, method, path, 0, err)
 	}
 	defer conn.Close()
 	stop := context.AfterFunc(ctx, conn.interrupt)
@@ -61,12 +61,12 @@ func (c *Client) stream(ctx context.Context, method, path string, body []byte, w
 		contentType = "application/x-ndjson"
 	}
 	if err := writeRequest(conn, method, path, contentType, "medallion-client/"+version.String(), body); err != nil {
-		return c.transportError(ctx, ctx, method, path, 0, err)
+		return transportError(ctx, ctx, c.socket, method, path, 0, err)
 	}
 	r := bufio.NewReader(conn)
 	h, err := readHead(r)
 	if err != nil {
-		return c.transportError(ctx, ctx, method, path, 0, err)
+		return transportError(ctx, ctx, c.socket, method, path, 0, err)
 	}
 	c.checkVersion(h.version)
 	if h.status < 200 || h.status > 299 {

@@ -7,6 +7,7 @@ import (
 	"strconv"
 
 	"github.com/medallionhq/medallion/internal/api"
+	"github.com/medallionhq/medallion/internal/hookcache"
 )
 
 // Load asks the daemon for the save file of a scope (req.Nodes/req.Tags,
@@ -44,9 +45,17 @@ func (c *Client) Load(ctx context.Context, req api.LoadRequest) (*api.LoadRespon
 // the load the hook makes without the JSON around its text. "" means no
 // medallion exists for cwd. (Statuses are numbers here: the client does
 // not link net/http, see transport.go.)
+//
+// It asks on the hook's own socket (hookcache.Socket, which the daemon
+// answers faster: internal/server's ServeHook), and on the API's when
+// nothing answers there: a daemon older than that socket, or one on an
+// OS that does not serve it.
 func (c *Client) HookText(ctx context.Context, cwd string, budget int) (string, error) {
 	q := url.Values{"cwd": {cwd}, "budget": {strconv.Itoa(budget)}}
-	resp, err := c.call(ctx, 0, "GET", "/v1/hook", q, nil)
+	resp, err := c.callAt(ctx, hookcache.Socket(c.socket), 0, "GET", "/v1/hook", q, nil)
+	if errors.Is(err, ErrUnreachable) {
+		resp, err = c.call(ctx, 0, "GET", "/v1/hook", q, nil)
+	}
 	var apiErr *APIError
 	if errors.As(err, &apiErr) && apiErr.StatusCode == 404 {
 		// A daemon older than /v1/hook, still running after an upgrade.

@@ -2,11 +2,16 @@ package client
 
 import (
 	"context"
+	"net"
 	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/medallionhq/medallion/internal/api"
+	"github.com/medallionhq/medallion/internal/hookcache"
 )
 
 func TestLoadQuery(t *testing.T) {
@@ -91,5 +96,53 @@ func TestHookText(t *testing.T) {
 		t.Fatal("a 400 was not an error")
 	} else if ae, ok := err.(*APIError); !ok || ae.StatusCode != http.StatusBadRequest {
 		t.Errorf("err = %v, want a 400 APIError", err)
+	}
+}
+
+// TestHookTextAsksTheHookSocket: the hook asks on the daemon's hook socket
+// (hookcache.Socket) when something listens there, and on the API's
+// socket when nothing does: a daemon that does not serve it, or a stale
+// socket file.
+func TestHookTextAsksTheHookSocket(t *testing.T) {
+	answer := func(text string) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.URL.Path != "/v1/hook" || r.URL.Query().Get("cwd") != "/src/a" {
+				writeJSON(w, http.StatusNotFound, api.Error{Error: "unexpected " + r.URL.String()})
+				return
+			}
+			w.Header().Set("Content-Type", "text/markdown; charset=utf-8")
+			_, _ = w.Write([]byte(text))
+		})
+	}
+	c := serve(t, answer("from the API's socket"))
+	ctx := context.Background()
+	if s, err := c.HookText(ctx, "/src/a", 1200); err != nil || s != "from the API's socket" {
+		t.Fatalf("no hook socket: %q, %v", s, err)
+	}
+
+	hookSock := hookcache.Socket(c.SocketPath())
+	if err := os.Mkdir(filepath.Dir(hookSock), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("unix", hookSock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewUnstartedServer(answer("from the hook's socket"))
+	srv.Listener.Close()
+	srv.Listener = ln
+	srv.Start()
+	if s, err := c.HookText(ctx, "/src/a", 1200); err != nil || s != "from the hook's socket" {
+		t.Fatalf("with a hook socket: %q, %v", s, err)
+	}
+
+	// Closed, its file left behind: nobody listens there.
+	ln.(*net.UnixListener).SetUnlinkOnClose(false)
+	srv.Close()
+	if _, err := os.Stat(hookSock); err != nil {
+		t.Fatalf("the stale socket file is gone, so this checks nothing: %v", err)
+	}
+	if s, err := c.HookText(ctx, "/src/a", 1200); err != nil || s != "from the API's socket" {
+		t.Fatalf("a stale hook socket: %q, %v", s, err)
 	}
 }

@@ -52,20 +52,20 @@ type dialError struct{ err error }
 func (e *dialError) Error() string { return "dial " + e.err.Error() }
 func (e *dialError) Unwrap() error { return e.err }
 
-// connect dials the socket unless ctx has already ended.
-func (c *Client) connect(ctx context.Context) (daemonConn, error) {
+// connect dials socket unless ctx has already ended.
+func connect(ctx context.Context, socket string) (daemonConn, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	return dial(c.socket)
+	return dial(socket)
 }
 
 // roundTrip sends one request (target is the escaped path and query) over a
-// new connection to the socket and reads the answer. The context bounds
+// new connection to socket and reads the answer. The context bounds
 // the whole exchange. A dial failure is returned as a *dialError; an error
 // after the context ended wraps the context's error.
-func (c *Client) roundTrip(ctx context.Context, method, target, contentType string, body []byte) (*response, error) {
-	conn, err := c.connect(ctx)
+func roundTrip(ctx context.Context, socket, method, target, contentType string, body []byte) (*response, error) {
+	conn, err := connect(ctx, socket)
 	if err != nil {
 		return nil, err
 	}

@@ -229,6 +229,13 @@ func Run(ctx context.Context, cfg *config.Config, logger hclog.Logger, opts ...O
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- srv.Serve(ln) }()
 	if answers != nil {
+		// The hook's own socket, in the answers' folder: a hook that
+		// finds no answer file asks there (server.ServeHook).
+		if err := srv.ServeHook(hookcache.Socket(cfg.Socket)); errors.Is(err, errors.ErrUnsupported) {
+			logger.Debug("the hook asks on the API's socket on this OS")
+		} else if err != nil {
+			logger.Warn("the hook's socket is not served; hooks ask on the API's socket", "error", err)
+		}
 		go keepRecentHookAnswers(ctx, st, srv, logger.Named("server"))
 	}
 

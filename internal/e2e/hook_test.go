@@ -7,10 +7,13 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/medallionhq/medallion/internal/hookcache"
 )
 
 // hook runs the SessionStart hook for cwd against d and returns its
@@ -95,6 +98,12 @@ func TestHookKeptAnswer(t *testing.T) {
 	if fi, err := os.Stat(dir); err != nil || fi.Mode().Perm() != 0o700 {
 		t.Errorf("answers folder: %v, %v; want 0700", err, fi.Mode())
 	}
+	if runtime.GOOS == "linux" {
+		// The socket the first hook asked on (server.ServeHook).
+		if fi, err := os.Lstat(hookcache.Socket(d.sock)); err != nil || fi.Mode().Type() != os.ModeSocket || fi.Mode().Perm() != 0o600 {
+			t.Errorf("hook socket: %v, %v; want a socket, 0600", err, fi.Mode())
+		}
+	}
 
 	// A new version of a medallion of the scope: in the next hook.
 	f := filepath.Join(t.TempDir(), "m.json")
@@ -123,8 +132,7 @@ func TestHookKeptAnswer(t *testing.T) {
 		t.Fatalf("put: %v: %s", err, out)
 	}
 	waitFor(t, 20*time.Second, "the answer rendered again", func() bool {
-		entries, _ := os.ReadDir(dir)
-		return len(entries) > 0
+		return len(answerFiles(dir)) > 0
 	})
 	if got, why := d.hook(t, repo); !strings.Contains(got, "x renders answers again after writes") || !strings.Contains(why, keptNote) {
 		t.Fatalf("after the rewrite went quiet: stderr %q\n%s", why, got)
@@ -158,7 +166,7 @@ func TestHookKeptAnswer(t *testing.T) {
 		t.Fatal(err)
 	}
 	_ = d.cmd.Wait()
-	if entries, _ := os.ReadDir(dir); len(entries) == 0 {
+	if len(answerFiles(dir)) == 0 {
 		t.Fatal("the killed daemon's answers are gone: this test checks nothing")
 	}
 	if got, why := d.hook(t, repo); got != "" || !strings.Contains(why, "cannot reach medalliond") {
@@ -167,8 +175,8 @@ func TestHookKeptAnswer(t *testing.T) {
 
 	// A new daemon on the socket starts with none; stopped, it leaves none.
 	d2 := restartDaemon(t, d)
-	if entries, err := os.ReadDir(dir); err != nil || len(entries) != 0 {
-		t.Errorf("a new daemon kept %d answers of the one before (%v)", len(entries), err)
+	if files := answerFiles(dir); len(files) != 0 {
+		t.Errorf("a new daemon kept %d answers of the one before", len(files))
 	}
 	if got, _ := d2.hook(t, repo); !strings.Contains(got, "x renders answers again after writes") {
 		t.Errorf("hook after the restart: %q", got)
@@ -208,11 +216,23 @@ func TestHookAnswersReadyAfterStart(t *testing.T) {
 	d.start()
 	dd := &daemon{sock: d.sock, ctl: ctl}
 	waitFor(t, 20*time.Second, "the recent folder's answer readied", func() bool {
-		entries, _ := os.ReadDir(d.sock + ".hook")
-		return len(entries) > 0
+		return len(answerFiles(d.sock+".hook")) > 0
 	})
 	out, why := dd.hook(t, repo)
 	if !strings.Contains(why, keptNote) || !strings.Contains(out, "canonical state of repo:muse") {
 		t.Errorf("the first hook after a start: stderr %q\n%s", why, out)
 	}
+}
+
+// answerFiles lists the kept answer files in the hook's folder dir: all
+// but the hook's socket.
+func answerFiles(dir string) []string {
+	entries, _ := os.ReadDir(dir)
+	var names []string
+	for _, e := range entries {
+		if e.Name() != hookcache.SocketName {
+			names = append(names, e.Name())
+		}
+	}
+	return names
 }

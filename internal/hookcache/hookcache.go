@@ -49,6 +49,14 @@ import (
 // the socket, in the socket's own folder (owner-only, as the socket is).
 func Dir(socket string) string { return socket + ".hook" }
 
+// SocketName names, in that folder, the socket on which the daemon answers
+// the hook's request when no file answers it (internal/server's
+// ServeHook): an answer file's name is 16 hex digits, never this.
+const SocketName = "socket"
+
+// Socket is the hook's socket of the daemon listening on socket.
+func Socket(socket string) string { return filepath.Join(Dir(socket), SocketName) }
+
 // maxFile bounds what Read reads: the daemon keeps no answer over 64 KiB
 // (the server's load cache), plus its header.
 const maxFile = 128 << 10

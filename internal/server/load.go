@@ -155,7 +155,7 @@ func (s *Server) loadAnswer(ctx context.Context, p loadParams) (body []byte, tex
 		s.loads.put(key, p.scope, body, text, writes)
 	}
 	if p.forHook() {
-		s.loads.keepFileLater(key, writes, p.cwd, p.budget, p.scope.GraphNodes)
+		s.loads.keepFileLater(ctx, key, writes, p.cwd, p.budget, p.scope.GraphNodes)
 	}
 	return body, text, nil
 }

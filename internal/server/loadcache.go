@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"slices"
 	"strconv"
 	"strings"
@@ -157,7 +158,10 @@ func (c *loadCache) put(key string, scope medallion.Scope, body []byte, text str
 // a scope derived from the file system, which is done before the lock:
 // a folder on a mount that hangs must not hold up the store's writes,
 // which take the lock in written). settle waits for them.
-func (c *loadCache) keepFileLater(key string, writes uint64, cwd string, budget int, nodes []string) {
+//
+// A request whose context holds a list for work after its answer (the
+// hook's socket, afterAnswerKey) gets the work there instead.
+func (c *loadCache) keepFileLater(ctx context.Context, key string, writes uint64, cwd string, budget int, nodes []string) {
 	if c == nil || !c.keeps {
 		return
 	}
@@ -166,11 +170,18 @@ func (c *loadCache) keepFileLater(key string, writes uint64, cwd string, budget 
 	if c.settled {
 		return
 	}
-	c.keeping.Go(func() {
+	c.keeping.Add(1)
+	keep := func() {
+		defer c.keeping.Done()
 		if hookcache.Keepable(cwd, nodes) {
 			c.keepFile(key, writes, cwd, budget, nodes)
 		}
-	})
+	}
+	if after, ok := ctx.Value(afterAnswerKey{}).(*[]func()); ok {
+		*after = append(*after, keep)
+		return
+	}
+	go keep()
 }
 
 // settle waits for the keepFileLater goroutines started so far; final,

@@ -17,6 +17,7 @@ import (
 	"runtime/debug"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -133,6 +134,10 @@ type Server struct {
 	// rewarms renders the hook's answers again after writes; nil without
 	// Config.HookAnswers.
 	rewarms *rewarmer
+
+	// hook is the hook's own socket (ServeHook); nil until it serves.
+	hookMu sync.Mutex
+	hook   *hookListener
 }
 
 // New returns a server for cfg; call Serve to start answering.
@@ -216,6 +221,11 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	if s.rewarms != nil {
 		s.rewarms.close()
 	}
+	s.hookMu.Lock()
+	if s.hook != nil {
+		s.hook.close()
+	}
+	s.hookMu.Unlock()
 	// The answer files being written go before the daemon removes their
 	// folder.
 	defer s.loads.settle(true)

@@ -1,0 +1,179 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+)
+
+// hookConnTimeout bounds reading a request from, and writing an answer
+// to, one connection of the hook's socket: it is served one at a time,
+// and a client that stalls must not hold the next hook up for long. A
+// variable for tests.
+var hookConnTimeout = 2 * time.Second
+
+// hookListener is the hook's socket (hooksocket.go): a blocking socket
+// that one goroutine, locked to its thread, accepts on and answers.
+type hookListener struct {
+	fd       int
+	path     string
+	uid      int
+	timeout  time.Duration // hookConnTimeout when it listened
+	closing  atomic.Bool
+	done     chan struct{}
+	once     sync.Once
+	rejected uint64 // connections from other users, counted on the serving thread
+}
+
+// ServeHook answers the SessionStart hook's request (GET /v1/hook) on a
+// socket of its own at path, owner-only, until Shutdown. The folder of
+// path must be the daemon's own (hookcache.Dir); whatever is at path is
+// replaced. A hook that finds nothing there asks on the API's socket.
+func (s *Server) ServeHook(path string) error {
+	l, err := listenHook(path)
+	if err != nil {
+		return err
+	}
+	s.hookMu.Lock()
+	s.hook = l
+	s.hookMu.Unlock()
+	go s.acceptHook(l)
+	s.log.Debug("serving the hook's requests", "address", path)
+	return nil
+}
+
+// listenHook binds a blocking socket at path, mode 0600.
+func listenHook(path string) (*hookListener, error) {
+	fd, err := syscall.Socket(syscall.AF_UNIX, syscall.SOCK_STREAM|syscall.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return nil, fmt.Errorf("hook socket: %w", os.NewSyscallError("socket", err))
+	}
+	if err := os.Remove(path); err != nil && !errors.Is(err, os.ErrNotExist) {
+		syscall.Close(fd)
+		return nil, fmt.Errorf("hook socket: %w", err)
+	}
+	if err := syscall.Bind(fd, &syscall.SockaddrUnix{Name: path}); err != nil {
+		syscall.Close(fd)
+		return nil, fmt.Errorf("hook socket %s: %w", path, os.NewSyscallError("bind", err))
+	}
+	if err := os.Chmod(path, 0o600); err != nil {
+		syscall.Close(fd)
+		_ = os.Remove(path)
+		return nil, fmt.Errorf("hook socket: %w", err)
+	}
+	if err := syscall.Listen(fd, 128); err != nil {
+		syscall.Close(fd)
+		_ = os.Remove(path)
+		return nil, fmt.Errorf("hook socket %s: %w", path, os.NewSyscallError("listen", err))
+	}
+	return &hookListener{fd: fd, path: path, uid: os.Geteuid(), timeout: hookConnTimeout, done: make(chan struct{})}, nil
+}
+
+// acceptHook answers the hook's connections one at a time until the
+// listener closes. Its thread blocks in accept(2) outside the runtime's
+// poller, so the kernel wakes it, not the poller's thread; it is never
+// given back to the scheduler (the goroutine exits locked, which ends
+// the thread).
+func (s *Server) acceptHook(l *hookListener) {
+	runtime.LockOSThread()
+	defer close(l.done)
+	for {
+		fd, _, err := syscall.Accept4(l.fd, syscall.SOCK_CLOEXEC)
+		if l.closing.Load() {
+			if err == nil {
+				syscall.Close(fd)
+			}
+			return
+		}
+		switch {
+		case err == nil:
+		case errors.Is(err, syscall.EINTR), errors.Is(err, syscall.ECONNABORTED):
+			continue
+		default:
+			// Out of descriptors or memory: the hook asks on the API's
+			// socket meanwhile (its dial here still succeeds from the
+			// backlog, and times out; see the client's fallback).
+			s.log.Warn("hook socket: accept failed; retrying in a second", "error", os.NewSyscallError("accept4", err))
+			time.Sleep(time.Second)
+			continue
+		}
+		s.hookConn(l, fd)
+	}
+}
+
+// hookConn answers one connection from the daemon's own user (or root,
+// as the API's socket lets in) and closes it.
+func (s *Server) hookConn(l *hookListener, fd int) {
+	defer syscall.Close(fd)
+	cred, err := syscall.GetsockoptUcred(fd, syscall.SOL_SOCKET, syscall.SO_PEERCRED)
+	if err != nil || (int(cred.Uid) != l.uid && cred.Uid != 0) {
+		l.rejected++
+		if l.rejected == 1 {
+			s.log.Warn("hook socket: refused a connection from another user", "peer_uid", cred, "error", err)
+		} else {
+			s.log.Debug("hook socket: refused a connection from another user", "refused", l.rejected)
+		}
+		return
+	}
+	tv := syscall.NsecToTimeval(l.timeout.Nanoseconds())
+	_ = syscall.SetsockoptTimeval(fd, syscall.SOL_SOCKET, syscall.SO_RCVTIMEO, &tv)
+	_ = syscall.SetsockoptTimeval(fd, syscall.SOL_SOCKET, syscall.SO_SNDTIMEO, &tv)
+	if err := s.serveHookConn(context.Background(), fdConn(fd)); err != nil {
+		s.log.Debug("hook socket: connection dropped", "error", err)
+	}
+}
+
+// close stops accepting, waits for the connection being answered, and
+// removes the socket file.
+func (l *hookListener) close() {
+	l.once.Do(func() {
+		l.closing.Store(true)
+		// Shutting a listening socket down returns the accept(2) blocked
+		// on it (EINVAL).
+		_ = syscall.Shutdown(l.fd, syscall.SHUT_RDWR)
+		<-l.done
+		syscall.Close(l.fd)
+		_ = os.Remove(l.path)
+	})
+}
+
+// fdConn reads and writes a connected socket in blocking mode.
+type fdConn int
+
+func (c fdConn) Read(p []byte) (int, error) {
+	for {
+		n, err := syscall.Read(int(c), p)
+		if errors.Is(err, syscall.EINTR) {
+			continue
+		}
+		if err != nil {
+			return 0, os.NewSyscallError("read", err)
+		}
+		if n == 0 && len(p) > 0 {
+			return 0, io.EOF
+		}
+		return n, nil
+	}
+}
+
+func (c fdConn) Write(p []byte) (int, error) {
+	written := 0
+	for written < len(p) {
+		n, err := syscall.Write(int(c), p[written:])
+		if errors.Is(err, syscall.EINTR) {
+			continue
+		}
+		if err != nil {
+			return written, os.NewSyscallError("write", err)
+		}
+		written += n
+	}
+	return written, nil
+}

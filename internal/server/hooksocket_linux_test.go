@@ -1,0 +1,131 @@
+package server
+
+import (
+	"bufio"
+	"context"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/medallionhq/medallion/internal/api"
+	"github.com/medallionhq/medallion/internal/hookcache"
+	"github.com/medallionhq/medallion/internal/version"
+)
+
+// askHookSocket sends raw, a request as written on the wire, to the hook's
+// socket at path and returns the answer, nil when the daemon closed the
+// connection without one.
+func askHookSocket(t *testing.T, path, raw string) *http.Response {
+	t.Helper()
+	c, err := net.Dial("unix", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if _, err := io.WriteString(c, raw); err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+	if err != nil {
+		return nil
+	}
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body = io.NopCloser(strings.NewReader(string(body)))
+	return resp
+}
+
+func hookRequest(query string) string {
+	return "GET /v1/hook?" + query + " HTTP/1.1\r\nHost: medalliond\r\nConnection: close\r\n\r\n"
+}
+
+func readBody(t *testing.T, r *http.Response) string {
+	t.Helper()
+	b, err := io.ReadAll(r.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// TestHookSocket: the hook's own socket answers GET /v1/hook as the API
+// does (the same text, status and headers, the answer file kept once the
+// answer is written), and nothing else; it is the owner's alone; a request
+// it cannot read, or a client that sends nothing, costs that connection
+// alone; Shutdown closes it and removes it.
+func TestHookSocket(t *testing.T) {
+	setRewarm(t, time.Hour, time.Hour) // none in this test
+	e, dir, muse, _ := startMuse(t)
+	path := filepath.Join(dir, hookcache.SocketName)
+	defer func(d time.Duration) { hookConnTimeout = d }(hookConnTimeout)
+	hookConnTimeout = 100 * time.Millisecond // for the silent client below
+	if err := e.srv.ServeHook(path); err != nil {
+		t.Fatal(err)
+	}
+	if fi, err := os.Lstat(path); err != nil || fi.Mode().Type() != os.ModeSocket || fi.Mode().Perm() != 0o600 {
+		t.Fatalf("hook socket: %v, %v; want a socket, mode 0600", fi.Mode(), err)
+	}
+
+	resp := askHookSocket(t, path, hookRequest(hookQuery(muse)))
+	if resp == nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("hook socket answered %v", resp)
+	}
+	text := readBody(t, resp)
+	if !strings.Contains(text, "muse-state") {
+		t.Fatalf("the hook socket's answer is not the save file:\n%s", text)
+	}
+	if got := resp.Header.Get(api.VersionHeader); got != version.String() {
+		t.Errorf("version header %q", got)
+	}
+	if resp.ContentLength != int64(len(text)) || !resp.Close {
+		t.Errorf("length %d (body %d), close %v", resp.ContentLength, len(text), resp.Close)
+	}
+	api := e.do(t, "GET", "/v1/hook?"+hookQuery(muse), nil, nil)
+	if api.status != http.StatusOK || string(api.body) != text || api.header.Get("Content-Type") != resp.Header.Get("Content-Type") {
+		t.Errorf("the API answers %d %q, %q; the hook socket %q, %q", api.status, api.header.Get("Content-Type"), api.body, resp.Header.Get("Content-Type"), text)
+	}
+	e.srv.loads.settle(false)
+	if n := files(t, dir); n != 2 {
+		t.Errorf("the folder holds %d entries, want the socket and the answer file", n)
+	}
+
+	// No medallion for the folder: 204 and nothing else.
+	resp = askHookSocket(t, path, hookRequest(hookQuery(gitRepo(t, "empty"))))
+	if resp == nil || resp.StatusCode != http.StatusNoContent || readBody(t, resp) != "" {
+		t.Errorf("a folder without medallions: %v", resp)
+	}
+	// Anything but the hook's request: 404, saying where the API is.
+	resp = askHookSocket(t, path, "GET /v1/status HTTP/1.1\r\nHost: m\r\n\r\n")
+	if resp == nil || resp.StatusCode != http.StatusNotFound || !strings.Contains(readBody(t, resp), "answers only GET /v1/hook") {
+		t.Errorf("another path: %v", resp)
+	}
+	// A bad request, and a client that sends nothing: dropped, and the
+	// next hook is answered.
+	if resp := askHookSocket(t, path, "hello\r\n\r\n"); resp != nil {
+		t.Errorf("a bad request was answered %d", resp.StatusCode)
+	}
+	idle, err := net.Dial("unix", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer idle.Close()
+	if resp := askHookSocket(t, path, hookRequest(hookQuery(muse))); resp == nil || resp.StatusCode != http.StatusOK {
+		t.Errorf("the hook after a silent client: %v", resp)
+	}
+
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := e.srv.Shutdown(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Lstat(path); !os.IsNotExist(err) {
+		t.Errorf("the hook socket is still there after Shutdown: %v", err)
+	}
+}
