@@ -30,6 +30,9 @@
 //     it stops.
 //   - The folder and each file must be the user's own, unreadable to
 //     others: anyone else's file would put words into the agent's context.
+//
+// The folder also holds the socket a hook asks on when no file answers it
+// (Socket; the daemon's side is internal/server's ServeHook, Linux only).
 package hookcache
 
 import (
