@@ -13,10 +13,10 @@ import (
 	"time"
 )
 
-// hookConnTimeout bounds reading a request from, and writing an answer
-// to, one connection of the hook's socket: it is served one at a time,
-// and a client that stalls must not hold the next hook up for long. A
-// variable for tests.
+// hookConnTimeout bounds reading a request from, and, apart, writing an
+// answer to, one connection of the hook's socket, each in all (fdConn):
+// it is served one at a time, and a client that stalls must not hold the
+// next hook up for long. A variable for tests.
 var hookConnTimeout = 2 * time.Second
 
 // hookListener is the hook's socket (hooksocket.go): a blocking socket
@@ -36,14 +36,23 @@ type hookListener struct {
 // socket of its own at path, owner-only, until Shutdown. The folder of
 // path must be the daemon's own (hookcache.Dir); whatever is at path is
 // replaced. A hook that finds nothing there asks on the API's socket.
+//
+// It serves once: a second call, or one after Shutdown, is an error (a
+// listener nobody closes would leave its thread blocked in accept).
 func (s *Server) ServeHook(path string) error {
+	s.hookMu.Lock()
+	defer s.hookMu.Unlock()
+	switch {
+	case s.hookShut:
+		return errors.New("hook socket: the server is shut down")
+	case s.hook != nil:
+		return fmt.Errorf("hook socket: already served at %s", s.hook.path)
+	}
 	l, err := listenHook(path)
 	if err != nil {
 		return err
 	}
-	s.hookMu.Lock()
 	s.hook = l
-	s.hookMu.Unlock()
 	go s.acceptHook(l)
 	s.log.Debug("serving the hook's requests", "address", path)
 	return nil
@@ -122,10 +131,7 @@ func (s *Server) hookConn(l *hookListener, fd int) {
 		}
 		return
 	}
-	tv := syscall.NsecToTimeval(l.timeout.Nanoseconds())
-	_ = syscall.SetsockoptTimeval(fd, syscall.SOL_SOCKET, syscall.SO_RCVTIMEO, &tv)
-	_ = syscall.SetsockoptTimeval(fd, syscall.SOL_SOCKET, syscall.SO_SNDTIMEO, &tv)
-	if err := s.serveHookConn(context.Background(), fdConn(fd)); err != nil {
+	if err := s.serveHookConn(context.Background(), newFDConn(fd, l.timeout)); err != nil {
 		s.log.Debug("hook socket: connection dropped", "error", err)
 	}
 }
@@ -144,12 +150,42 @@ func (l *hookListener) close() {
 	})
 }
 
-// fdConn reads and writes a connected socket in blocking mode.
-type fdConn int
+// fdConn reads and writes a connected socket in blocking mode: the
+// request, in all, within timeout of the connection's start, and the
+// answer within timeout of its first write (the answer rendered between
+// them is not the client's doing). Each system call is given what is left
+// of that time as the socket's timeout (SO_RCVTIMEO, SO_SNDTIMEO), so a
+// client that sends or reads a byte at a time cannot hold the one serving
+// thread past it.
+type fdConn struct {
+	fd              int
+	timeout         time.Duration
+	readBy, writeBy time.Time // writeBy zero until the first write
+}
 
-func (c fdConn) Read(p []byte) (int, error) {
+func newFDConn(fd int, timeout time.Duration) *fdConn {
+	return &fdConn{fd: fd, timeout: timeout, readBy: time.Now().Add(timeout)}
+}
+
+// bound sets the socket's timeout opt (SO_RCVTIMEO or SO_SNDTIMEO) to
+// what is left until by, or says that nothing is.
+func (c *fdConn) bound(opt int, by time.Time) error {
+	left := time.Until(by)
+	// A zero timeval means no timeout at all: less than a microsecond
+	// left is none left.
+	if left < time.Microsecond {
+		return os.ErrDeadlineExceeded
+	}
+	tv := syscall.NsecToTimeval(left.Nanoseconds())
+	return os.NewSyscallError("setsockopt", syscall.SetsockoptTimeval(c.fd, syscall.SOL_SOCKET, opt, &tv))
+}
+
+func (c *fdConn) Read(p []byte) (int, error) {
 	for {
-		n, err := syscall.Read(int(c), p)
+		if err := c.bound(syscall.SO_RCVTIMEO, c.readBy); err != nil {
+			return 0, err
+		}
+		n, err := syscall.Read(c.fd, p)
 		if errors.Is(err, syscall.EINTR) {
 			continue
 		}
@@ -163,10 +199,16 @@ func (c fdConn) Read(p []byte) (int, error) {
 	}
 }
 
-func (c fdConn) Write(p []byte) (int, error) {
+func (c *fdConn) Write(p []byte) (int, error) {
+	if c.writeBy.IsZero() {
+		c.writeBy = time.Now().Add(c.timeout)
+	}
 	written := 0
 	for written < len(p) {
-		n, err := syscall.Write(int(c), p[written:])
+		if err := c.bound(syscall.SO_SNDTIMEO, c.writeBy); err != nil {
+			return written, err
+		}
+		n, err := syscall.Write(c.fd, p[written:])
 		if errors.Is(err, syscall.EINTR) {
 			continue
 		}

@@ -129,3 +129,102 @@ func TestHookSocket(t *testing.T) {
 		t.Errorf("the hook socket is still there after Shutdown: %v", err)
 	}
 }
+
+// TestHookSocketSlowClient: a client that sends its request a byte at a
+// time, each within the socket's timeout, holds the one serving thread no
+// longer than the timeout in all: the next hook is answered meanwhile.
+func TestHookSocketSlowClient(t *testing.T) {
+	setRewarm(t, time.Hour, time.Hour) // none in this test
+	e, dir, muse, _ := startMuse(t)
+	path := filepath.Join(dir, hookcache.SocketName)
+	defer func(d time.Duration) { hookConnTimeout = d }(hookConnTimeout)
+	hookConnTimeout = 200 * time.Millisecond
+	if err := e.srv.ServeHook(path); err != nil {
+		t.Fatal(err)
+	}
+
+	slow, err := net.Dial("unix", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer slow.Close()
+	stop := make(chan struct{})
+	dripped := make(chan struct{})
+	go func() {
+		defer close(dripped)
+		req := hookRequest(hookQuery(muse))
+		for i := 0; i < len(req); i++ {
+			select {
+			case <-stop:
+				return
+			case <-time.After(hookConnTimeout / 4):
+			}
+			if _, err := slow.Write([]byte{req[i]}); err != nil {
+				return // cut off: what the fix does
+			}
+		}
+	}()
+	defer func() { close(stop); <-dripped }()
+	time.Sleep(hookConnTimeout / 2) // the slow client is being read
+
+	c, err := net.Dial("unix", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	start := time.Now()
+	// Five timeouts: a slow client cut at one, and the answer.
+	_ = c.SetDeadline(start.Add(5 * hookConnTimeout))
+	if _, err := io.WriteString(c, hookRequest(hookQuery(muse))); err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+	if err != nil {
+		t.Fatalf("a hook behind a client sending a byte every %s: %v after %s", hookConnTimeout/4, err, time.Since(start))
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Errorf("status %d", resp.StatusCode)
+	}
+}
+
+// TestServeHookOnce: the hook's socket is served once, and not after
+// Shutdown: a second listener would be left blocked in accept, on a
+// thread of its own, with nobody to close it.
+func TestServeHookOnce(t *testing.T) {
+	e, dir := startHook(t)
+	path := filepath.Join(dir, hookcache.SocketName)
+	if err := e.srv.ServeHook(path); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.srv.ServeHook(path); err == nil {
+		t.Error("a second ServeHook served")
+	}
+	if c, err := net.Dial("unix", path); err != nil {
+		t.Errorf("the first listener lost its socket: %v", err)
+	} else {
+		c.Close()
+	}
+	e.stop(t)
+	if err := e.srv.ServeHook(path); err == nil {
+		t.Error("ServeHook after Shutdown served")
+	}
+	if _, err := os.Lstat(path); !os.IsNotExist(err) {
+		t.Errorf("a socket is left after Shutdown: %v", err)
+	}
+}
+
+// TestServeHookPathTooLong: a socket path longer than a Unix socket
+// allows is an error ServeHook returns (the daemon logs it; the hook asks
+// on the API's socket), and leaves nothing behind.
+func TestServeHookPathTooLong(t *testing.T) {
+	e, dir := startHook(t)
+	path := filepath.Join(dir, strings.Repeat("s", 120))
+	err := e.srv.ServeHook(path)
+	if err == nil || !strings.Contains(err.Error(), "bind") {
+		t.Fatalf("ServeHook(%d bytes) = %v, want bind's error", len(path), err)
+	}
+	if _, err := os.Lstat(path); !os.IsNotExist(err) {
+		t.Errorf("something is left at the path: %v", err)
+	}
+}

@@ -136,8 +136,11 @@ type Server struct {
 	rewarms *rewarmer
 
 	// hook is the hook's own socket (ServeHook); nil until it serves.
-	hookMu sync.Mutex
-	hook   *hookListener
+	// hookShut: Shutdown has closed it, or would have; ServeHook then
+	// serves no more.
+	hookMu   sync.Mutex
+	hook     *hookListener
+	hookShut bool
 }
 
 // New returns a server for cfg; call Serve to start answering.
@@ -222,6 +225,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 		s.rewarms.close()
 	}
 	s.hookMu.Lock()
+	s.hookShut = true
 	if s.hook != nil {
 		s.hook.close()
 	}
