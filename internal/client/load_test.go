@@ -2,12 +2,14 @@ package client
 
 import (
 	"context"
+	"errors"
 	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/medallionhq/medallion/internal/api"
@@ -144,5 +146,52 @@ func TestHookTextAsksTheHookSocket(t *testing.T) {
 	}
 	if s, err := c.HookText(ctx, "/src/a", 1200); err != nil || s != "from the API's socket" {
 		t.Fatalf("a stale hook socket: %q, %v", s, err)
+	}
+}
+
+// TestHookTextHookSocketUnusable: a hook socket whose path is too long
+// for a Unix socket (the API's socket near the limit) is asked on the
+// API's socket; with both sockets left behind by a daemon killed, the
+// error is the API socket's refusal, which the hook reads as a daemon
+// that is down (and starts one).
+func TestHookTextHookSocketUnusable(t *testing.T) {
+	dir := socketDir(t)
+	// 104 bytes: the API's socket fits sun_path (107), the hook's does not.
+	sock := filepath.Join(dir, strings.Repeat("d", 104-len(dir)-1))
+	if n := len(hookcache.Socket(sock)); n <= 107 {
+		t.Fatalf("the hook socket's path is %d bytes: it fits", n)
+	}
+	ln, err := net.Listen("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = w.Write([]byte("from the API's socket"))
+	}))
+	srv.Listener.Close()
+	srv.Listener = ln
+	srv.Start()
+	defer srv.Close()
+	ctx := context.Background()
+	if s, err := New(sock).HookText(ctx, "/src/a", 1200); err != nil || s != "from the API's socket" {
+		t.Errorf("a hook socket path too long: %q, %v", s, err)
+	}
+
+	// A daemon killed: both socket files stay, nobody listens.
+	sock = filepath.Join(socketDir(t), "d.sock")
+	if err := os.Mkdir(hookcache.Dir(sock), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{sock, hookcache.Socket(sock)} {
+		ln, err := net.Listen("unix", p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ln.(*net.UnixListener).SetUnlinkOnClose(false)
+		ln.Close()
+	}
+	_, err = New(sock).HookText(ctx, "/src/a", 1200)
+	if !errors.Is(err, ErrUnreachable) || !errors.Is(err, syscall.ECONNREFUSED) || !strings.Contains(err.Error(), "cannot reach medalliond at "+sock+":") {
+		t.Errorf("a killed daemon's sockets: %v; want the API socket's ECONNREFUSED", err)
 	}
 }

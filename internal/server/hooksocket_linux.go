@@ -125,7 +125,11 @@ func (s *Server) hookConn(l *hookListener, fd int) {
 	if err != nil || (int(cred.Uid) != l.uid && cred.Uid != 0) {
 		l.rejected++
 		if l.rejected == 1 {
-			s.log.Warn("hook socket: refused a connection from another user", "peer_uid", cred, "error", err)
+			peer := -1 // unknown
+			if err == nil {
+				peer = int(cred.Uid)
+			}
+			s.log.Warn("hook socket: refused a connection from another user", "peer_uid", peer, "error", err)
 		} else {
 			s.log.Debug("hook socket: refused a connection from another user", "refused", l.rejected)
 		}

@@ -3,12 +3,16 @@ package server
 import (
 	"bufio"
 	"context"
+	"errors"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -226,5 +230,77 @@ func TestServeHookPathTooLong(t *testing.T) {
 	}
 	if _, err := os.Lstat(path); !os.IsNotExist(err) {
 		t.Errorf("something is left at the path: %v", err)
+	}
+}
+
+// hookPeerEnv makes TestHookSocketPeerClient, in a copy of the test
+// binary run as another user, a client of the hook's socket it names.
+const hookPeerEnv = "MEDALLION_HOOK_SOCKET_PEER"
+
+// TestHookSocketPeerClient is the other user's client of
+// TestHookSocketRefusesOtherUser: it asks for the hook's answer and
+// passes when the daemon closes the connection without one.
+func TestHookSocketPeerClient(t *testing.T) {
+	path := os.Getenv(hookPeerEnv)
+	if path == "" {
+		t.Skip("the other user's client of TestHookSocketRefusesOtherUser")
+	}
+	c, err := net.Dial("unix", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	_ = c.SetDeadline(time.Now().Add(10 * time.Second))
+	// Closed before the request is written (a broken pipe), or with it
+	// unread (reset).
+	if _, err := io.WriteString(c, hookRequest("cwd=/")); err != nil && !errors.Is(err, syscall.EPIPE) {
+		t.Fatal(err)
+	}
+	if b, err := io.ReadAll(c); len(b) != 0 || (err != nil && !errors.Is(err, syscall.ECONNRESET)) {
+		t.Fatalf("answered %q, %v; want the connection closed without a word", b, err)
+	}
+}
+
+// TestHookSocketRefusesOtherUser: with the folder and the socket opened to
+// everyone by hand, the peer check alone keeps another user out.
+func TestHookSocketRefusesOtherUser(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root to run a client as another uid (syscall.Credential)")
+	}
+	const otherUID = 65534 // nobody
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin, err := os.ReadFile(exe)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, dir := startHook(t)
+	path := filepath.Join(dir, hookcache.SocketName)
+	if err := e.srv.ServeHook(path); err != nil {
+		t.Fatal(err)
+	}
+	binDir := t.TempDir()
+	child := filepath.Join(binDir, "server.test")
+	if err := os.WriteFile(child, bin, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{filepath.Dir(binDir), binDir, filepath.Dir(filepath.Dir(dir)), filepath.Dir(dir), dir} {
+		if err := os.Chmod(p, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Chmod(path, 0o666); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(child, "-test.run=^TestHookSocketPeerClient$", "-test.v")
+	cmd.Env = append(os.Environ(), hookPeerEnv+"="+path)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: otherUID, Gid: otherUID}}
+	if out, err := cmd.CombinedOutput(); err != nil || !strings.Contains(string(out), "--- PASS: TestHookSocketPeerClient") {
+		t.Fatalf("client as uid %d: %v\n%s", otherUID, err, out)
+	}
+	if logs := e.logs.String(); !strings.Contains(logs, "refused a connection from another user") || !strings.Contains(logs, fmt.Sprintf("peer_uid=%d", otherUID)) {
+		t.Errorf("the log does not report the refused uid:\n%s", logs)
 	}
 }
