@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/medallionhq/medallion/internal/api"
+	"github.com/medallionhq/medallion/internal/hookcache"
 	rendering "github.com/medallionhq/medallion/internal/render"
 )
 
@@ -245,6 +246,26 @@ func TestHookStartsADaemonThatIsDown(t *testing.T) {
 	}
 	if len(started) != 1 || started[0] != down {
 		t.Errorf("started %q, want one daemon on %s", started, down)
+	}
+
+	// Killed: its socket and the hook's own (hookcache.Socket) are left
+	// behind with nobody listening.
+	killed := socketPath(t)
+	if err := os.Mkdir(hookcache.Dir(killed), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{killed, hookcache.Socket(killed)} {
+		ln, err := net.Listen("unix", p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ln.(*net.UnixListener).SetUnlinkOnClose(false)
+		ln.Close()
+	}
+	started = nil
+	r = ctl(t, hookInput("/src/muse"), "--socket", killed, "hook", "claude-code", "--verbose")
+	if r.code != 0 || r.stdout != "" || len(started) != 1 || started[0] != killed {
+		t.Errorf("a killed daemon: exit %d, stdout %q, stderr %q, started %q", r.code, r.stdout, r.stderr, started)
 	}
 
 	started = nil
