@@ -304,3 +304,81 @@ func TestHookSocketRefusesOtherUser(t *testing.T) {
 		t.Errorf("the log does not report the refused uid:\n%s", logs)
 	}
 }
+
+// TestHookSocketRequestLimit: a request of maxHookRequest bytes is
+// answered, one a byte longer is dropped, and the next hook is answered;
+// so is it after clients that leave before their answer.
+func TestHookSocketRequestLimit(t *testing.T) {
+	setRewarm(t, time.Hour, time.Hour) // none in this test
+	e, dir, muse, _ := startMuse(t)
+	path := filepath.Join(dir, hookcache.SocketName)
+	if err := e.srv.ServeHook(path); err != nil {
+		t.Fatal(err)
+	}
+	padded := func(size int) string {
+		head := "GET /v1/hook?" + hookQuery(muse) + " HTTP/1.1\r\nHost: medalliond\r\nX-Pad: "
+		tail := "\r\nConnection: close\r\n\r\n"
+		return head + strings.Repeat("p", size-len(head)-len(tail)) + tail
+	}
+	if resp := askHookSocket(t, path, padded(maxHookRequest)); resp == nil || resp.StatusCode != http.StatusOK {
+		t.Errorf("a request of %d bytes: %v", maxHookRequest, resp)
+	}
+	if resp := askHookSocket(t, path, padded(maxHookRequest+1)); resp != nil {
+		t.Errorf("a request of %d bytes was answered %d", maxHookRequest+1, resp.StatusCode)
+	}
+	if resp := askHookSocket(t, path, hookRequest(hookQuery(muse))); resp == nil || resp.StatusCode != http.StatusOK {
+		t.Errorf("the hook after an oversized request: %v", resp)
+	}
+
+	// A client that leaves before its answer: the answer's write fails
+	// (EPIPE; the runtime ignores the SIGPIPE of a descriptor other than
+	// stdout and stderr), and the next hook is answered.
+	for range 3 {
+		c, err := net.Dial("unix", path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := io.WriteString(c, hookRequest(hookQuery(muse))); err != nil {
+			t.Fatal(err)
+		}
+		c.Close()
+	}
+	if resp := askHookSocket(t, path, hookRequest(hookQuery(muse))); resp == nil || resp.StatusCode != http.StatusOK {
+		t.Errorf("the hook after clients that left: %v", resp)
+	}
+	if !strings.Contains(e.logs.String(), "broken pipe") {
+		t.Errorf("no answer was cut by a client that left, so this checks nothing:\n%s", e.logs.String())
+	}
+}
+
+// TestHookListenerCloseAtOnce: close returns whether the accepting thread
+// is blocked in accept(2) already or has yet to get there (shutdown(2)
+// of the listening socket leaves nothing to wait for either way).
+func TestHookListenerCloseAtOnce(t *testing.T) {
+	e, dir := startHook(t)
+	path := filepath.Join(dir, hookcache.SocketName)
+	closed := make(chan struct{})
+	go func() {
+		defer close(closed)
+		for i := range 200 {
+			l, err := listenHook(path)
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			go e.srv.acceptHook(l)
+			if i%2 == 1 {
+				time.Sleep(time.Millisecond) // blocked in accept by now
+			}
+			l.close()
+		}
+	}()
+	select {
+	case <-closed:
+	case <-time.After(20 * time.Second):
+		t.Fatal("close waits for an accept(2) that nothing woke")
+	}
+	if _, err := os.Lstat(path); !os.IsNotExist(err) {
+		t.Errorf("the socket is left: %v", err)
+	}
+}
