@@ -16,8 +16,11 @@ import (
 // hookConnTimeout bounds reading a request from, and, apart, writing an
 // answer to, one connection of the hook's socket, each in all (fdConn):
 // it is served one at a time, and a client that stalls must not hold the
-// next hook up for long. A variable for tests.
-var hookConnTimeout = 2 * time.Second
+// next hook up for long: under the hook's own wait for its answer (700 ms,
+// medallionctl), so that hooks queued behind a stalled client are still
+// answered. The hook sends its request in one write and reads a save
+// file of a few KB. A variable for tests.
+var hookConnTimeout = 500 * time.Millisecond
 
 // hookListener is the hook's socket (hooksocket.go): a blocking socket
 // that one goroutine, locked to its thread, accepts on and answers.
