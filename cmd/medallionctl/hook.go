@@ -2,10 +2,8 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -30,15 +28,6 @@ const hookTimeout = 700 * time.Millisecond
 // maxHookInput caps what the hook reads from stdin; the SessionStart JSON
 // is a few hundred bytes.
 const maxHookInput = 1 << 20
-
-// sessionStartInput is the part of the SessionStart hook input the hook
-// uses; Claude Code, Codex and Gemini CLI all send it (with transcript_path
-// and hook_event_name).
-type sessionStartInput struct {
-	SessionID string `json:"session_id"`
-	CWD       string `json:"cwd"`
-	Source    string `json:"source"` // startup, resume, clear or compact
-}
 
 // hookOutput is the hook response that adds context to the session, the
 // same for the three agents: {"hookSpecificOutput":{"hookEventName":
@@ -243,16 +232,14 @@ func findDaemon() (string, error) {
 // or "" when no medallion exists for it, and whether it came from the
 // daemon's kept answer file instead of a round trip (internal/hookcache).
 func (a *app) hookContext(ctx context.Context, budget int) (text string, kept bool, err error) {
-	// One JSON value, not up to EOF: the hook answers as soon as the
-	// input is read, even if the agent keeps stdin open.
-	var in sessionStartInput
-	if err := json.NewDecoder(io.LimitReader(a.stdin, maxHookInput)).Decode(&in); err != nil {
+	inCWD, err := readHookCWD(a.stdin)
+	if err != nil {
 		return "", false, fmt.Errorf("decode hook input: %w", err)
 	}
-	if in.CWD == "" || !filepath.IsAbs(in.CWD) {
-		return "", false, fmt.Errorf("hook input has no absolute cwd (got %q)", in.CWD)
+	if inCWD == "" || !filepath.IsAbs(inCWD) {
+		return "", false, fmt.Errorf("hook input has no absolute cwd (got %q)", inCWD)
 	}
-	cwd := filepath.Clean(in.CWD)
+	cwd := filepath.Clean(inCWD)
 	if text, ok := hookcache.Read(hookcache.Dir(a.socket), cwd, budget); ok {
 		return text, true, nil
 	}
@@ -268,7 +255,7 @@ func (a *app) hookContext(ctx context.Context, budget int) (text string, kept bo
 	// this answer in one for the next hook.
 	text, err = c.HookText(ctx, cwd, budget)
 	if err != nil {
-		return "", false, fmt.Errorf("load %s: %w", in.CWD, err)
+		return "", false, fmt.Errorf("load %s: %w", inCWD, err)
 	}
 	return text, false, nil
 }
