@@ -53,9 +53,29 @@ func helloWorld(b *testing.B) string {
 // cached that way: 9-11 % for the same medallionctl in interleaved pairs,
 // 7 % for the hello-world (Linux 6.18, ext4). A binary read back from disk
 // after a reboot is in the first case.
+//
+// MEDALLION_HOOK_IDLE=300ms runs each process after that long idle.
 func BenchmarkHookVsHello(b *testing.B) {
 	if raceEnabled {
 		b.Skip("the race detector slows the binaries down")
+	}
+	// MEDALLION_HOOK_IDLE (a duration) sleeps that long before each run of
+	// either: the hook as it runs in real use, after the daemon (and the
+	// machine) idled, rather than every 2 ms.
+	var idle time.Duration
+	if v := os.Getenv("MEDALLION_HOOK_IDLE"); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil {
+			b.Fatalf("MEDALLION_HOOK_IDLE: %v", err)
+		}
+		idle = d
+	}
+	pause := func(b *testing.B) {
+		if idle > 0 {
+			b.StopTimer()
+			time.Sleep(idle)
+			b.StartTimer()
+		}
 	}
 	linkedHello := helloWorld(b)
 	d := startDaemon(b)
@@ -106,7 +126,9 @@ func BenchmarkHookVsHello(b *testing.B) {
 						forget(b)
 						b.StartTimer()
 					}
+					pause(b)
 					hw, hc, _ := run(ctl, "--socket", d.sock, "hook", "claude-code")
+					pause(b)
 					ow, oc, _ := run(hello)
 					hookWall, helloWall = append(hookWall, hw), append(helloWall, ow)
 					wallRatio = append(wallRatio, float64(hw)/float64(ow))
