@@ -72,27 +72,12 @@ func Unquote(raw []byte) (string, bool) {
 		case 't':
 			b.WriteByte('\t')
 		case 'u':
-			r, ok := hex4(s[i+2:])
+			r, n, ok := UnicodeEscape(s[i:])
 			if !ok {
 				return "", false
 			}
-			i += 6
-			if utf16.IsSurrogate(r) {
-				// A pair only when the next escape is its other half;
-				// otherwise U+FFFD, and the next escape is read on its
-				// own (encoding/json's unquote).
-				if len(s)-i >= 6 && s[i] == '\\' && s[i+1] == 'u' {
-					if r2, ok := hex4(s[i+2:]); ok {
-						if d := utf16.DecodeRune(r, r2); d != utf8.RuneError {
-							b.WriteRune(d)
-							i += 6
-							continue
-						}
-					}
-				}
-				r = utf8.RuneError
-			}
 			b.WriteRune(r)
+			i += n
 			continue
 		default:
 			return "", false
@@ -100,6 +85,31 @@ func Unquote(raw []byte) (string, bool) {
 		i += 2
 	}
 	return b.String(), true
+}
+
+// UnicodeEscape decodes the \uXXXX escape at the start of s, with the
+// one after it when the two are a surrogate pair, as encoding/json does: a
+// lone surrogate is U+FFFD, and the escape after it is left to be read on
+// its own. It returns the character and the bytes it read; ok is false
+// when s does not start with \u and four hex digits.
+func UnicodeEscape(s []byte) (r rune, n int, ok bool) {
+	if len(s) < 6 || s[0] != '\\' || s[1] != 'u' {
+		return 0, 0, false
+	}
+	if r, ok = hex4(s[2:]); !ok {
+		return 0, 0, false
+	}
+	if !utf16.IsSurrogate(r) {
+		return r, 6, true
+	}
+	if len(s) >= 12 && s[6] == '\\' && s[7] == 'u' {
+		if r2, ok := hex4(s[8:]); ok {
+			if d := utf16.DecodeRune(r, r2); d != utf8.RuneError {
+				return d, 12, true
+			}
+		}
+	}
+	return utf8.RuneError, 6, true
 }
 
 // hex4 reads the four hex digits that start s.

@@ -4,8 +4,9 @@ import (
 	"bytes"
 	"errors"
 	"strings"
-	"unicode/utf16"
 	"unicode/utf8"
+
+	"github.com/medallionhq/medallion/internal/jsonstr"
 )
 
 // A small JSON reader for the hot path.
@@ -252,7 +253,10 @@ func jsonString(raw []byte) string {
 		case 'f':
 			b.WriteByte('\f')
 		case 'u':
-			r, n := unicodeEscape(s)
+			r, n, ok := jsonstr.UnicodeEscape(s)
+			if !ok { // leniently, as the replacement character
+				r, n = utf8.RuneError, 2
+			}
 			b.WriteRune(r)
 			s = s[n:]
 			continue
@@ -266,47 +270,6 @@ func jsonString(raw []byte) string {
 		out = strings.ToValidUTF8(out, "\uFFFD")
 	}
 	return out
-}
-
-// unicodeEscape decodes the \uXXXX escape (or surrogate pair) at the start
-// of s and returns the rune and the bytes consumed.
-func unicodeEscape(s []byte) (rune, int) {
-	r := hex4(s[2:])
-	if r < 0 {
-		return utf8.RuneError, 2
-	}
-	if utf16.IsSurrogate(r) {
-		if len(s) >= 12 && s[6] == '\\' && s[7] == 'u' {
-			if r2 := hex4(s[8:]); r2 >= 0 {
-				if dec := utf16.DecodeRune(r, r2); dec != utf8.RuneError {
-					return dec, 12
-				}
-			}
-		}
-		return utf8.RuneError, 6
-	}
-	return r, 6
-}
-
-func hex4(s []byte) rune {
-	if len(s) < 4 {
-		return -1
-	}
-	var r rune
-	for _, c := range s[:4] {
-		switch {
-		case '0' <= c && c <= '9':
-			c -= '0'
-		case 'a' <= c && c <= 'f':
-			c -= 'a' - 10
-		case 'A' <= c && c <= 'F':
-			c -= 'A' - 10
-		default:
-			return -1
-		}
-		r = r<<4 | rune(c)
-	}
-	return r
 }
 
 // rawJSON returns a raw JSON value as text, with any invalid UTF-8 replaced:
