@@ -68,7 +68,7 @@ func (s *Server) serveHookConn(ctx context.Context, conn io.ReadWriter) error {
 		s.writeError(w, req, &apiError{http.StatusNotFound, api.CodeNotFound,
 			fmt.Sprintf("this socket answers only GET %s; the API is on %s", hookSocketOnly, s.cfg.Socket)})
 	}
-	if _, err := conn.Write(w.bytes()); err != nil {
+	if _, err := conn.Write(w.bytes(req.Method == http.MethodHead)); err != nil {
 		return fmt.Errorf("write answer: %w", err)
 	}
 	return nil
@@ -101,8 +101,9 @@ func (b *bufferedResponse) Write(p []byte) (int, error) {
 }
 
 // bytes is the answer as HTTP/1.1 puts it on the wire, with its length
-// and the end of the connection announced.
-func (b *bufferedResponse) bytes() []byte {
+// and the end of the connection announced; head leaves the body out (the
+// answer to a HEAD request, which GET's route takes too).
+func (b *bufferedResponse) bytes(head bool) []byte {
 	b.WriteHeader(http.StatusOK)
 	var out bytes.Buffer
 	out.Grow(256 + b.body.Len())
@@ -115,7 +116,7 @@ func (b *bufferedResponse) bytes() []byte {
 	b.header.Set("Connection", "close")
 	_ = b.header.Write(&out)
 	out.WriteString("\r\n")
-	if !noBody {
+	if !noBody && !head {
 		out.Write(b.body.Bytes())
 	}
 	return out.Bytes()

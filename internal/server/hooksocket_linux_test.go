@@ -31,10 +31,17 @@ func askHookSocket(t *testing.T, path, raw string) *http.Response {
 		t.Fatal(err)
 	}
 	defer c.Close()
+	// A daemon that never answers fails the test instead of hanging it.
+	if err := c.SetDeadline(time.Now().Add(10 * time.Second)); err != nil {
+		t.Fatal(err)
+	}
 	if _, err := io.WriteString(c, raw); err != nil {
 		t.Fatal(err)
 	}
 	resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+	if errors.Is(err, os.ErrDeadlineExceeded) {
+		t.Fatal("the hook socket neither answered nor closed the connection within 10 s")
+	}
 	if err != nil {
 		return nil
 	}
@@ -104,6 +111,20 @@ func TestHookSocket(t *testing.T) {
 	resp = askHookSocket(t, path, hookRequest(hookQuery(gitRepo(t, "empty"))))
 	if resp == nil || resp.StatusCode != http.StatusNoContent || readBody(t, resp) != "" {
 		t.Errorf("a folder without medallions: %v", resp)
+	}
+	// HEAD: the same head, and nothing after it on the wire.
+	hc, err := net.Dial("unix", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = hc.SetDeadline(time.Now().Add(10 * time.Second))
+	if _, err := io.WriteString(hc, "HEAD /v1/hook?"+hookQuery(muse)+" HTTP/1.1\r\nHost: m\r\n\r\n"); err != nil {
+		t.Fatal(err)
+	}
+	wire, err := io.ReadAll(hc)
+	hc.Close()
+	if err != nil || !strings.HasPrefix(string(wire), "HTTP/1.1 200 OK\r\n") || !strings.HasSuffix(string(wire), "\r\n\r\n") {
+		t.Errorf("HEAD answered %q, %v; want a head alone", wire, err)
 	}
 	// Anything but the hook's request: 404, saying where the API is.
 	resp = askHookSocket(t, path, "GET /v1/status HTTP/1.1\r\nHost: m\r\n\r\n")
