@@ -6,6 +6,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/medallionhq/medallion/internal/jsonscan"
 	"github.com/medallionhq/medallion/internal/jsonstr"
 )
 
@@ -21,8 +22,9 @@ import (
 // the struct's field cache, was 56-94 µs of a hook that as a whole is a
 // Go hello-world's 1.4-1.6 ms and 1.3-1.5× more (issue 12). It is held
 // to encoding/json's result wherever encoding/json takes the input
-// (FuzzReadHookCWD). It checks the object's structure and the cwd's
-// string, not the other members' values, which the hook does not read.
+// (FuzzReadHookCWD). It walks the object with the transcript parsers'
+// reader (internal/jsonscan), which checks the other members' structure,
+// not every escape or number in them: the hook does not read them.
 func readHookCWD(r io.Reader) (string, error) {
 	buf := make([]byte, 0, 1024)
 	var sc objectScan
@@ -102,109 +104,28 @@ func (sc *objectScan) scan(b []byte) (end int, ok bool) {
 // objectCWD reads the members of obj, a whole object as objectScan found
 // it, and returns the string of its last "cwd".
 func objectCWD(obj []byte) (string, error) {
-	i := skipJSONSpace(obj, 0) + 1 // past '{'
 	cwd := ""
-	for first := true; ; first = false {
-		i = skipJSONSpace(obj, i)
-		if i < len(obj) && obj[i] == '}' && first {
-			return cwd, nil
-		}
-		end, ok := stringEnd(obj, i)
+	it := jsonscan.NewObjectIter(obj)
+	for it.Next() {
+		key, ok := jsonstr.Unquote(it.QuotedKey)
 		if !ok {
 			return "", errHookSyntax
 		}
-		key, ok := jsonstr.Unquote(obj[i:end])
-		if !ok {
-			return "", errHookSyntax
+		if !strings.EqualFold(key, "cwd") {
+			continue
 		}
-		if i = skipJSONSpace(obj, end); i >= len(obj) || obj[i] != ':' {
-			return "", errHookSyntax
-		}
-		i = skipJSONSpace(obj, i+1)
-		vend, ok := valueEnd(obj, i)
-		if !ok {
-			return "", errHookSyntax
-		}
-		if strings.EqualFold(key, "cwd") {
-			switch v := obj[i:vend]; {
-			case string(v) == "null":
-			case v[0] == '"':
-				if cwd, ok = jsonstr.Unquote(v); !ok {
-					return "", errHookSyntax
-				}
-			default:
-				return "", fmt.Errorf("hook input's cwd is not a string (%.40s)", v)
+		switch v := it.Val; {
+		case string(v) == "null":
+		case v[0] == '"':
+			if cwd, ok = jsonstr.Unquote(v); !ok {
+				return "", errHookSyntax
 			}
-		}
-		switch i = skipJSONSpace(obj, vend); {
-		case i < len(obj) && obj[i] == ',':
-			i++
-		case i < len(obj) && obj[i] == '}':
-			return cwd, nil
 		default:
-			return "", errHookSyntax
+			return "", fmt.Errorf("hook input's cwd is not a string (%.40s)", v)
 		}
 	}
-}
-
-func skipJSONSpace(b []byte, i int) int {
-	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
-		i++
+	if it.Err() != nil {
+		return "", errHookSyntax
 	}
-	return i
-}
-
-// stringEnd returns the index just past the string that starts at b[i].
-func stringEnd(b []byte, i int) (int, bool) {
-	if i >= len(b) || b[i] != '"' {
-		return 0, false
-	}
-	for j := i + 1; j < len(b); j++ {
-		switch b[j] {
-		case '\\':
-			j++
-		case '"':
-			return j + 1, true
-		}
-	}
-	return 0, false
-}
-
-// valueEnd returns the index just past the value that starts at b[i]: a
-// string, an object or array (by its brackets), or a literal or number
-// (up to what ends it; not checked further).
-func valueEnd(b []byte, i int) (int, bool) {
-	if i >= len(b) {
-		return 0, false
-	}
-	switch b[i] {
-	case '"':
-		return stringEnd(b, i)
-	case '{', '[':
-		depth := 0
-		for j := i; j < len(b); j++ {
-			switch b[j] {
-			case '"':
-				end, ok := stringEnd(b, j)
-				if !ok {
-					return 0, false
-				}
-				j = end - 1
-			case '{', '[':
-				depth++
-			case '}', ']':
-				if depth--; depth == 0 {
-					return j + 1, true
-				}
-			}
-		}
-		return 0, false
-	case ',', '}', ']', ':':
-		return 0, false
-	}
-	j := i
-	for j < len(b) && !strings.ContainsRune(",}] \t\r\n", rune(b[j])) {
-		j++
-	}
-	return j, true
+	return cwd, nil
 }

@@ -3,6 +3,8 @@ package transcript
 import (
 	"strconv"
 	"strings"
+
+	"github.com/medallionhq/medallion/internal/jsonscan"
 )
 
 // ClaudeCode reads Claude Code session files
@@ -147,10 +149,10 @@ type ccRecord struct {
 }
 
 func (r *ccRecord) decode(raw []byte) error {
-	it := newObjectIter(raw)
-	for it.next() {
-		v := it.val
-		switch string(it.key) {
+	it := jsonscan.NewObjectIter(raw)
+	for it.Next() {
+		v := it.Val
+		switch string(it.Key) {
 		case "type":
 			r.Type = jsonString(v)
 		case "subtype":
@@ -192,22 +194,22 @@ func (r *ccRecord) decode(raw []byte) error {
 		case "level":
 			r.Level = jsonString(v)
 		case "compactMetadata":
-			m := newObjectIter(v)
-			for m.next() {
-				switch string(m.key) {
+			m := jsonscan.NewObjectIter(v)
+			for m.Next() {
+				switch string(m.Key) {
 				case "trigger":
-					r.CompactTrigger = jsonString(m.val)
+					r.CompactTrigger = jsonString(m.Val)
 				case "preTokens":
-					r.CompactPreTokens = jsonInt(m.val)
+					r.CompactPreTokens = jsonInt(m.Val)
 				}
 			}
 		case "hookErrors":
-			a := newArrayIter(v)
-			for a.next() {
-				if s := jsonString(a.val); s != "" {
+			a := jsonscan.NewArrayIter(v)
+			for a.Next() {
+				if s := jsonString(a.Val); s != "" {
 					r.HookErrors = append(r.HookErrors, s)
 				} else {
-					r.HookErrors = append(r.HookErrors, rawJSON(a.val))
+					r.HookErrors = append(r.HookErrors, rawJSON(a.Val))
 				}
 			}
 		case "preventedContinuation":
@@ -218,7 +220,7 @@ func (r *ccRecord) decode(raw []byte) error {
 			r.PRURL = jsonString(v)
 		}
 	}
-	return it.err
+	return it.Err()
 }
 
 type ccMessage struct {
@@ -227,13 +229,13 @@ type ccMessage struct {
 }
 
 func (m *ccMessage) decode(raw []byte) {
-	it := newObjectIter(raw)
-	for it.next() {
-		switch string(it.key) {
+	it := jsonscan.NewObjectIter(raw)
+	for it.Next() {
+		switch string(it.Key) {
 		case "id":
-			m.ID = jsonString(it.val)
+			m.ID = jsonString(it.Val)
 		case "content":
-			m.Content.decode(it.val)
+			m.Content.decode(it.Val)
 		}
 	}
 }
@@ -252,10 +254,10 @@ func (c *ccContent) decode(raw []byte) {
 		c.Text = jsonString(raw)
 	case '[':
 		c.Blocks = []ccBlock{}
-		it := newArrayIter(raw)
-		for it.next() {
+		it := jsonscan.NewArrayIter(raw)
+		for it.Next() {
 			var b ccBlock
-			b.decode(it.val)
+			b.decode(it.Val)
 			c.Blocks = append(c.Blocks, b)
 		}
 	}
@@ -279,10 +281,10 @@ type ccBlock struct {
 }
 
 func (b *ccBlock) decode(raw []byte) {
-	it := newObjectIter(raw)
-	for it.next() {
-		v := it.val
-		switch string(it.key) {
+	it := jsonscan.NewObjectIter(raw)
+	for it.Next() {
+		v := it.Val
+		switch string(it.Key) {
 		case "type":
 			b.Type = jsonString(v)
 		case "text":
@@ -303,15 +305,15 @@ func (b *ccBlock) decode(raw []byte) {
 			b.IsError = jsonTrue(v)
 		case "source":
 			b.HasSource = true
-			s := newObjectIter(v)
-			for s.next() {
-				switch string(s.key) {
+			s := jsonscan.NewObjectIter(v)
+			for s.Next() {
+				switch string(s.Key) {
 				case "media_type":
-					b.MediaType = jsonString(s.val)
+					b.MediaType = jsonString(s.Val)
 				case "url":
-					b.URL = jsonString(s.val)
+					b.URL = jsonString(s.Val)
 				case "data":
-					b.DataLen = max(len(s.val)-2, 0)
+					b.DataLen = max(len(s.Val)-2, 0)
 				}
 			}
 		}
@@ -336,24 +338,24 @@ func (u *ccUseResult) decode(raw []byte) {
 	case '"':
 		u.ErrorText = jsonString(raw)
 	case '{':
-		it := newObjectIter(raw)
-		for it.next() {
-			switch string(it.key) {
+		it := jsonscan.NewObjectIter(raw)
+		for it.Next() {
+			switch string(it.Key) {
 			case "filePath":
-				u.FilePath = firstNonEmpty(u.FilePath, jsonString(it.val))
+				u.FilePath = firstNonEmpty(u.FilePath, jsonString(it.Val))
 			case "file":
-				f := newObjectIter(it.val)
-				for f.next() {
-					if string(f.key) == "filePath" {
-						u.FilePath = firstNonEmpty(u.FilePath, jsonString(f.val))
+				f := jsonscan.NewObjectIter(it.Val)
+				for f.Next() {
+					if string(f.Key) == "filePath" {
+						u.FilePath = firstNonEmpty(u.FilePath, jsonString(f.Val))
 					}
 				}
 			case "interrupted":
-				u.Interrupted = jsonTrue(it.val)
+				u.Interrupted = jsonTrue(it.Val)
 			case "agentId":
-				u.AgentID = jsonString(it.val)
+				u.AgentID = jsonString(it.Val)
 			case "stdout":
-				u.HasStdout = it.val[0] == '"'
+				u.HasStdout = it.Val[0] == '"'
 			}
 		}
 	}

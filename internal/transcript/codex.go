@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/medallionhq/medallion/internal/jsonscan"
 )
 
 // Codex reads Codex CLI / Codex Desktop rollout files
@@ -76,18 +78,18 @@ type cxRecord struct {
 }
 
 func (r *cxRecord) decode(raw []byte) error {
-	it := newObjectIter(raw)
-	for it.next() {
-		switch string(it.key) {
+	it := jsonscan.NewObjectIter(raw)
+	for it.Next() {
+		switch string(it.Key) {
 		case "timestamp":
-			r.Timestamp = jsonString(it.val)
+			r.Timestamp = jsonString(it.Val)
 		case "type":
-			r.Type = jsonString(it.val)
+			r.Type = jsonString(it.Val)
 		case "payload":
-			r.Payload.decode(it.val)
+			r.Payload.decode(it.Val)
 		}
 	}
-	return it.err
+	return it.Err()
 }
 
 // cxPayload is the union of the payload fields we use across record types.
@@ -131,22 +133,22 @@ type cxItem struct {
 }
 
 func (it *cxItem) decode(raw []byte) {
-	o := newObjectIter(raw)
-	for o.next() {
-		switch string(o.key) {
+	o := jsonscan.NewObjectIter(raw)
+	for o.Next() {
+		switch string(o.Key) {
 		case "type":
-			it.Type = jsonString(o.val)
+			it.Type = jsonString(o.Val)
 		case "content":
-			it.Content.decode(o.val)
+			it.Content.decode(o.Val)
 		}
 	}
 }
 
 func (p *cxPayload) decode(raw []byte) {
-	it := newObjectIter(raw)
-	for it.next() {
-		v := it.val
-		switch string(it.key) {
+	it := jsonscan.NewObjectIter(raw)
+	for it.Next() {
+		v := it.Val
+		switch string(it.Key) {
 		case "type":
 			p.Type = jsonString(v)
 		case "id":
@@ -158,10 +160,10 @@ func (p *cxPayload) decode(raw []byte) {
 		case "cli_version":
 			p.CLIVersion = jsonString(v)
 		case "git":
-			g := newObjectIter(v)
-			for g.next() {
-				if string(g.key) == "branch" {
-					p.GitBranch = jsonString(g.val)
+			g := jsonscan.NewObjectIter(v)
+			for g.Next() {
+				if string(g.Key) == "branch" {
+					p.GitBranch = jsonString(g.Val)
 				}
 			}
 		case "parent_thread_id", "forked_from_id":
@@ -189,26 +191,26 @@ func (p *cxPayload) decode(raw []byte) {
 		case "message":
 			p.Message = jsonString(v)
 		case "images":
-			a := newArrayIter(v)
-			for a.next() {
-				p.Images = append(p.Images, imageURLPlaceholder(a.val))
+			a := jsonscan.NewArrayIter(v)
+			for a.Next() {
+				p.Images = append(p.Images, imageURLPlaceholder(a.Val))
 			}
 		case "local_images":
-			a := newArrayIter(v)
-			for a.next() {
-				p.Images = append(p.Images, "[image: "+jsonString(a.val)+"]")
+			a := jsonscan.NewArrayIter(v)
+			for a.Next() {
+				p.Images = append(p.Images, "[image: "+jsonString(a.Val)+"]")
 			}
 		case "reason":
 			p.Reason = jsonString(v)
 		case "item":
 			p.Item.decode(v)
 		case "internal_chat_message_metadata_passthrough":
-			m := newObjectIter(v)
-			for m.next() {
-				if string(m.key) == "content_item_kinds" {
-					a := newArrayIter(m.val)
-					for a.next() {
-						p.ContentKinds = append(p.ContentKinds, jsonString(a.val))
+			m := jsonscan.NewObjectIter(v)
+			for m.Next() {
+				if string(m.Key) == "content_item_kinds" {
+					a := jsonscan.NewArrayIter(m.Val)
+					for a.Next() {
+						p.ContentKinds = append(p.ContentKinds, jsonString(a.Val))
 					}
 				}
 			}
@@ -245,18 +247,18 @@ func (c *cxContent) decode(raw []byte) {
 		c.Shown = c.Text
 	case '[':
 		var text, shown []string
-		a := newArrayIter(raw)
-		for a.next() {
+		a := jsonscan.NewArrayIter(raw)
+		for a.Next() {
 			var typ, t, image string
-			it := newObjectIter(a.val)
-			for it.next() {
-				switch string(it.key) {
+			it := jsonscan.NewObjectIter(a.Val)
+			for it.Next() {
+				switch string(it.Key) {
 				case "type":
-					typ = jsonString(it.val)
+					typ = jsonString(it.Val)
 				case "text":
-					t = jsonString(it.val)
+					t = jsonString(it.Val)
 				case "image_url":
-					image = imageURLPlaceholder(it.val)
+					image = imageURLPlaceholder(it.Val)
 				}
 			}
 			switch {
@@ -292,15 +294,15 @@ type cxAction struct {
 }
 
 func (a *cxAction) decode(raw []byte) {
-	it := newObjectIter(raw)
-	for it.next() {
-		switch string(it.key) {
+	it := jsonscan.NewObjectIter(raw)
+	for it.Next() {
+		switch string(it.Key) {
 		case "query":
-			a.Query = jsonString(it.val)
+			a.Query = jsonString(it.Val)
 		case "url":
-			a.URL = jsonString(it.val)
+			a.URL = jsonString(it.Val)
 		case "command":
-			a.Command = commandText(it.val)
+			a.Command = commandText(it.Val)
 		}
 	}
 }
@@ -663,21 +665,21 @@ func codexOutput(s string) (text string, code int, known bool) {
 	if strings.HasPrefix(s, `{"output":`) {
 		var output string
 		exit, found := 0, false
-		it := newObjectIter([]byte(s))
-		for it.next() {
-			switch string(it.key) {
+		it := jsonscan.NewObjectIter([]byte(s))
+		for it.Next() {
+			switch string(it.Key) {
 			case "output":
-				output = jsonString(it.val)
+				output = jsonString(it.Val)
 			case "metadata":
-				m := newObjectIter(it.val)
-				for m.next() {
-					if string(m.key) == "exit_code" {
-						exit, found = jsonInt(m.val), true
+				m := jsonscan.NewObjectIter(it.Val)
+				for m.Next() {
+					if string(m.Key) == "exit_code" {
+						exit, found = jsonInt(m.Val), true
 					}
 				}
 			}
 		}
-		if it.err == nil {
+		if it.Err() == nil {
 			return output, exit, found
 		}
 	}

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+
+	"github.com/medallionhq/medallion/internal/jsonscan"
 )
 
 // core holds what every adapter shares: options, counters and the splitting
@@ -57,13 +59,13 @@ func (c *core) bound(e *Event, text string) {
 // the last record, is counted, never fatal.
 func (c *core) eachRecord(line []byte, pos Position, fn func(raw []byte, index int)) {
 	c.stats.Lines++
-	i := skipSpace(line, 0)
+	i := jsonscan.SkipSpace(line, 0)
 	if i == len(line) {
 		c.skip(pos, "empty_line")
 		return
 	}
 	for index := 0; i < len(line); index++ {
-		end, err := skipValue(line, i)
+		end, err := jsonscan.SkipValue(line, i)
 		if err != nil {
 			if index == 0 {
 				c.skip(pos, "invalid_json")
@@ -78,7 +80,7 @@ func (c *core) eachRecord(line []byte, pos Position, fn func(raw []byte, index i
 		} else {
 			c.skip(pos, "not_object")
 		}
-		i = skipSpace(line, end)
+		i = jsonscan.SkipSpace(line, end)
 	}
 }
 

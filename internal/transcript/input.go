@@ -3,6 +3,8 @@ package transcript
 import (
 	"path"
 	"strings"
+
+	"github.com/medallionhq/medallion/internal/jsonscan"
 )
 
 // toolInput holds the tool-call input fields worth indexing, under the names
@@ -21,10 +23,10 @@ type toolInput struct {
 
 func decodeToolInput(raw []byte) toolInput {
 	var in toolInput
-	it := newObjectIter(raw)
-	for it.next() {
-		v := it.val
-		switch string(it.key) {
+	it := jsonscan.NewObjectIter(raw)
+	for it.Next() {
+		v := it.Val
+		switch string(it.Key) {
 		case "file_path", "notebook_path", "path":
 			in.Paths = appendUnique(in.Paths, jsonString(v))
 		case "command", "cmd":
@@ -53,18 +55,18 @@ func decodeToolInput(raw []byte) toolInput {
 // decodeTodos reads a list of {<textKey>, status, activeForm} items.
 func decodeTodos(raw []byte, textKey string) []Todo {
 	todos := []Todo{}
-	a := newArrayIter(raw)
-	for a.next() {
+	a := jsonscan.NewArrayIter(raw)
+	for a.Next() {
 		var t Todo
-		it := newObjectIter(a.val)
-		for it.next() {
-			switch string(it.key) {
+		it := jsonscan.NewObjectIter(a.Val)
+		for it.Next() {
+			switch string(it.Key) {
 			case textKey:
-				t.Content = jsonString(it.val)
+				t.Content = jsonString(it.Val)
 			case "status":
-				t.Status = jsonString(it.val)
+				t.Status = jsonString(it.Val)
 			case "activeForm":
-				t.ActiveForm = jsonString(it.val)
+				t.ActiveForm = jsonString(it.Val)
 			}
 		}
 		todos = append(todos, t)
@@ -79,9 +81,9 @@ func commandText(raw []byte) string {
 		return jsonString(raw)
 	}
 	var argv []string
-	a := newArrayIter(raw)
-	for a.next() {
-		argv = append(argv, jsonString(a.val))
+	a := jsonscan.NewArrayIter(raw)
+	for a.Next() {
+		argv = append(argv, jsonString(a.Val))
 	}
 	if len(argv) == 3 && (argv[1] == "-lc" || argv[1] == "-c") && strings.HasSuffix(path.Base(argv[0]), "sh") {
 		return argv[2]

@@ -35,44 +35,6 @@ func TestJSONString(t *testing.T) {
 	}
 }
 
-// TestIterators walks objects and arrays, well formed and not.
-func TestIterators(t *testing.T) {
-	cases := []struct {
-		raw     string
-		keys    []string
-		wantErr bool
-	}{
-		{`{}`, nil, false},
-		{` { "a" : 1 , "b":"x\"}" ,"c":{"d":[1,{"e":"]"}]},"f":true,"g":null,"h":-1.5e3} `, []string{"a", "b", "c", "f", "g", "h"}, false},
-		{`{"a":1 "b":2}`, []string{"a"}, true},
-		{`{"a":}`, nil, true},
-		{`{"a":tru}`, nil, true},
-		{`{"a":"unterminated}`, nil, true},
-		{`{"a":{"b":1}`, []string{"a"}, true},
-		{`[1,2]`, nil, true},
-		{``, nil, true},
-	}
-	for _, c := range cases {
-		it := newObjectIter([]byte(c.raw))
-		var keys []string
-		for it.next() {
-			keys = append(keys, string(it.key))
-		}
-		if !slices.Equal(keys, c.keys) || (it.err != nil) != c.wantErr {
-			t.Errorf("%s: keys %q err %v, want %q err %v", c.raw, keys, it.err, c.keys, c.wantErr)
-		}
-	}
-
-	a := newArrayIter([]byte(`[ 1, "two" ,{"three":3},[4] ,null]`))
-	var vals []string
-	for a.next() {
-		vals = append(vals, string(a.val))
-	}
-	if want := []string{`1`, `"two"`, `{"three":3}`, `[4]`, `null`}; !slices.Equal(vals, want) || a.err != nil {
-		t.Errorf("array values %q err %v, want %q", vals, a.err, want)
-	}
-}
-
 // TestEachRecord checks how a line is split into records and what is
 // counted when it cannot be.
 func TestEachRecord(t *testing.T) {

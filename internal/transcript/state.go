@@ -6,6 +6,8 @@ import (
 	"maps"
 	"slices"
 	"strings"
+
+	"github.com/medallionhq/medallion/internal/jsonscan"
 )
 
 // Stateful is implemented by parsers whose reading of a line depends on
@@ -61,12 +63,12 @@ func newStateHeader(format Format, redact func(string) string) stateHeader {
 // StateScrubbed reports whether a saved state says it was saved through a
 // redactor, reading only its header (the first fields of the encoding).
 func StateScrubbed(state []byte) bool {
-	it := newObjectIter(state)
-	for it.next() {
-		switch string(it.key) {
+	it := jsonscan.NewObjectIter(state)
+	for it.Next() {
+		switch string(it.Key) {
 		case "v", "format":
 		case "scrubbed":
-			return jsonTrue(it.val)
+			return jsonTrue(it.Val)
 		default:
 			return false // past the header
 		}

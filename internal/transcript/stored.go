@@ -3,6 +3,8 @@ package transcript
 import (
 	"encoding/json"
 	"strconv"
+
+	"github.com/medallionhq/medallion/internal/jsonscan"
 )
 
 // UnmarshalStored decodes an event from the JSON encoding/json gives it,
@@ -25,11 +27,11 @@ func UnmarshalStored(js []byte, e *Event) error {
 // the first thing it does not expect.
 func decodeStored(js []byte, e *Event) bool {
 	*e = Event{}
-	it := newObjectIter(js)
-	for it.next() {
-		v := it.val
+	it := jsonscan.NewObjectIter(js)
+	for it.Next() {
+		v := it.Val
 		var ok bool
-		switch string(it.key) {
+		switch string(it.Key) {
 		case "id":
 			e.ID, ok = storedString(v)
 		case "kind":
@@ -89,9 +91,8 @@ func decodeStored(js []byte, e *Event) bool {
 			return false
 		}
 	}
-	// it.b is nil once the closing brace was read, at skipSpace(js, it.i):
-	// nothing may follow it.
-	return it.err == nil && it.b == nil && skipSpace(js, skipSpace(js, it.i)+1) == len(js)
+	// The closing brace was read, and nothing follows it.
+	return it.End() > 0 && jsonscan.SkipSpace(js, it.End()) == len(js)
 }
 
 func storedString(v []byte) (string, bool) {
@@ -128,15 +129,15 @@ func storedStrings(v []byte) ([]string, bool) {
 		return nil, true
 	}
 	var out []string
-	it := newArrayIter(v)
-	for it.next() {
-		s, ok := storedString(it.val)
+	it := jsonscan.NewArrayIter(v)
+	for it.Next() {
+		s, ok := storedString(it.Val)
 		if !ok {
 			return nil, false
 		}
 		out = append(out, s)
 	}
-	return out, it.err == nil
+	return out, it.Err() == nil
 }
 
 func storedTodos(v []byte) ([]Todo, bool) {
@@ -144,10 +145,10 @@ func storedTodos(v []byte) ([]Todo, bool) {
 		return nil, true
 	}
 	var out []Todo
-	it := newArrayIter(v)
-	for it.next() {
+	it := jsonscan.NewArrayIter(v)
+	for it.Next() {
 		var t Todo
-		ok := storedFields(it.val, func(key, val []byte) (ok bool) {
+		ok := storedFields(it.Val, func(key, val []byte) (ok bool) {
 			switch string(key) {
 			case "content":
 				t.Content, ok = storedString(val)
@@ -163,7 +164,7 @@ func storedTodos(v []byte) ([]Todo, bool) {
 		}
 		out = append(out, t)
 	}
-	return out, it.err == nil
+	return out, it.Err() == nil
 }
 
 func storedSource(v []byte, s *Source) bool {
@@ -187,11 +188,11 @@ func storedSource(v []byte, s *Source) bool {
 // storedFields calls field with each key and raw value of the object v,
 // and reports whether v is an object of which field took every field.
 func storedFields(v []byte, field func(key, val []byte) bool) bool {
-	it := newObjectIter(v)
-	for it.next() {
-		if !field(it.key, it.val) {
+	it := jsonscan.NewObjectIter(v)
+	for it.Next() {
+		if !field(it.Key, it.Val) {
 			return false
 		}
 	}
-	return it.err == nil && it.b == nil
+	return it.End() > 0 // the closing brace was read
 }
