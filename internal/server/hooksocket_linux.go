@@ -11,6 +11,8 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+
+	"github.com/medallionhq/medallion/internal/socket"
 )
 
 // hookConnTimeout bounds reading a request from, and, apart, writing an
@@ -25,14 +27,13 @@ var hookConnTimeout = 500 * time.Millisecond
 // hookListener is the hook's socket (hooksocket.go): a blocking socket
 // that one goroutine, locked to its thread, accepts on and answers.
 type hookListener struct {
-	fd       int
-	path     string
-	uid      int
-	timeout  time.Duration // hookConnTimeout when it listened
-	closing  atomic.Bool
-	done     chan struct{}
-	once     sync.Once
-	rejected uint64 // connections from other users, counted on the serving thread
+	fd      int
+	path    string
+	peers   *socket.Peers
+	timeout time.Duration // hookConnTimeout when it listened
+	closing atomic.Bool
+	done    chan struct{}
+	once    sync.Once
 }
 
 // ServeHook answers the SessionStart hook's request (GET /v1/hook) on a
@@ -51,7 +52,7 @@ func (s *Server) ServeHook(path string) error {
 	case s.hook != nil:
 		return fmt.Errorf("hook socket: already served at %s", s.hook.path)
 	}
-	l, err := listenHook(path)
+	l, err := listenHook(path, socket.NewPeers(s.log.Named("hook-socket")))
 	if err != nil {
 		return err
 	}
@@ -62,7 +63,7 @@ func (s *Server) ServeHook(path string) error {
 }
 
 // listenHook binds a blocking socket at path, mode 0600.
-func listenHook(path string) (*hookListener, error) {
+func listenHook(path string, peers *socket.Peers) (*hookListener, error) {
 	fd, err := syscall.Socket(syscall.AF_UNIX, syscall.SOCK_STREAM|syscall.SOCK_CLOEXEC, 0)
 	if err != nil {
 		return nil, fmt.Errorf("hook socket: %w", os.NewSyscallError("socket", err))
@@ -85,7 +86,7 @@ func listenHook(path string) (*hookListener, error) {
 		_ = os.Remove(path)
 		return nil, fmt.Errorf("hook socket %s: %w", path, os.NewSyscallError("listen", err))
 	}
-	return &hookListener{fd: fd, path: path, uid: os.Geteuid(), timeout: hookConnTimeout, done: make(chan struct{})}, nil
+	return &hookListener{fd: fd, path: path, peers: peers, timeout: hookConnTimeout, done: make(chan struct{})}, nil
 }
 
 // acceptHook answers the hook's connections one at a time until the
@@ -120,22 +121,11 @@ func (s *Server) acceptHook(l *hookListener) {
 	}
 }
 
-// hookConn answers one connection from the daemon's own user (or root,
-// as the API's socket lets in) and closes it.
+// hookConn answers one connection from a peer the API's socket would let
+// in too (socket.Peers: the daemon's own user, or root) and closes it.
 func (s *Server) hookConn(l *hookListener, fd int) {
 	defer syscall.Close(fd)
-	cred, err := syscall.GetsockoptUcred(fd, syscall.SOL_SOCKET, syscall.SO_PEERCRED)
-	if err != nil || (int(cred.Uid) != l.uid && cred.Uid != 0) {
-		l.rejected++
-		if l.rejected == 1 {
-			peer := -1 // unknown
-			if err == nil {
-				peer = int(cred.Uid)
-			}
-			s.log.Warn("hook socket: refused a connection from another user", "peer_uid", peer, "error", err)
-		} else {
-			s.log.Debug("hook socket: refused a connection from another user", "refused", l.rejected)
-		}
+	if !l.peers.Allow(socket.PeerUID(fd)) {
 		return
 	}
 	if err := s.serveHookConn(context.Background(), newFDConn(fd, l.timeout)); err != nil {

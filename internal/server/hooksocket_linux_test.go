@@ -18,6 +18,7 @@ import (
 
 	"github.com/medallionhq/medallion/internal/api"
 	"github.com/medallionhq/medallion/internal/hookcache"
+	"github.com/medallionhq/medallion/internal/socket"
 	"github.com/medallionhq/medallion/internal/version"
 )
 
@@ -322,7 +323,7 @@ func TestHookSocketRefusesOtherUser(t *testing.T) {
 	if out, err := cmd.CombinedOutput(); err != nil || !strings.Contains(string(out), "--- PASS: TestHookSocketPeerClient") {
 		t.Fatalf("client as uid %d: %v\n%s", otherUID, err, out)
 	}
-	if logs := e.logs.String(); !strings.Contains(logs, "refused a connection from another user") || !strings.Contains(logs, fmt.Sprintf("peer_uid=%d", otherUID)) {
+	if logs := e.logs.String(); !strings.Contains(logs, "hook-socket: refused connection from another user") || !strings.Contains(logs, fmt.Sprintf("peer_uid=%d", otherUID)) {
 		t.Errorf("the log does not report the refused uid:\n%s", logs)
 	}
 }
@@ -383,7 +384,7 @@ func TestHookListenerCloseAtOnce(t *testing.T) {
 	go func() {
 		defer close(closed)
 		for i := range 200 {
-			l, err := listenHook(path)
+			l, err := listenHook(path, socket.NewPeers(nil))
 			if err != nil {
 				t.Error(err)
 				return

@@ -18,15 +18,20 @@ func peerUID(c *net.UnixConn) (int, error) {
 	if err != nil {
 		return 0, fmt.Errorf("peer credentials: %w", err)
 	}
-	var cred *unix.Ucred
+	var uid int
 	var cerr error
-	if err := raw.Control(func(fd uintptr) {
-		cred, cerr = unix.GetsockoptUcred(int(fd), unix.SOL_SOCKET, unix.SO_PEERCRED)
-	}); err != nil {
+	if err := raw.Control(func(fd uintptr) { uid, cerr = PeerUID(int(fd)) }); err != nil {
 		return 0, fmt.Errorf("peer credentials: %w", err)
 	}
-	if cerr != nil {
-		return 0, fmt.Errorf("peer credentials: %w", cerr)
+	return uid, cerr
+}
+
+// PeerUID is peerUID for a connected socket's descriptor, for a socket
+// served outside net (the hook's, internal/server).
+func PeerUID(fd int) (int, error) {
+	cred, err := unix.GetsockoptUcred(fd, unix.SOL_SOCKET, unix.SO_PEERCRED)
+	if err != nil {
+		return 0, fmt.Errorf("peer credentials: %w", err)
 	}
 	return int(cred.Uid), nil
 }

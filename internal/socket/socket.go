@@ -19,7 +19,6 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
-	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -48,7 +47,7 @@ type Option func(*Listener)
 // (someone else is knocking, the owner should know), later ones at Debug so
 // a local user cannot flood the log.
 func WithLogger(l hclog.Logger) Option {
-	return func(ln *Listener) { ln.log = l }
+	return func(ln *Listener) { ln.peers = NewPeers(l) }
 }
 
 // Listener is the net.Listener returned by Listen. Accept returns only
@@ -61,10 +60,8 @@ type Listener struct {
 	// socket that somebody else has put at the path since.
 	file fs.FileInfo
 	// lock is the flock'd path+".lock", held for the listener's life.
-	lock     *os.File
-	uid      int
-	log      hclog.Logger
-	rejected atomic.Uint64
+	lock  *os.File
+	peers *Peers
 
 	closeOnce sync.Once
 	closeErr  error
@@ -94,7 +91,7 @@ func Listen(path string, opts ...Option) (net.Listener, error) {
 	if len(path) > maxPathLen {
 		return nil, fmt.Errorf("socket path %s is %d bytes, longer than the %d a Unix socket allows; choose a shorter path", path, len(path), maxPathLen)
 	}
-	l := &Listener{path: path, uid: os.Geteuid(), log: hclog.NewNullLogger()}
+	l := &Listener{path: path, peers: NewPeers(nil)}
 	for _, o := range opts {
 		o(l)
 	}
@@ -282,10 +279,9 @@ func dialable(path string) bool {
 	return true
 }
 
-// Accept waits for the next connection from an allowed peer: the daemon's
-// own user, or root. Root is let in because it can read the store files and
-// trace the daemon anyway, so refusing it protects nothing and would break
-// `sudo medallionctl`. Other peers are closed and counted, never returned.
+// Accept waits for the next connection from an allowed peer (Peers: the
+// daemon's own user, or root). Other peers are closed and counted, never
+// returned.
 func (l *Listener) Accept() (net.Conn, error) {
 	for {
 		c, err := l.ln.AcceptUnix()
@@ -299,28 +295,15 @@ func (l *Listener) Accept() (net.Conn, error) {
 }
 
 func (l *Listener) allowed(c *net.UnixConn) bool {
-	uid, err := peerUID(c)
-	if errors.Is(err, errNoPeerCred) {
-		return true // the 0700 directory and 0600 socket are the protection
-	}
-	if err == nil && (uid == l.uid || uid == 0) {
+	if l.peers.Allow(peerUID(c)) {
 		return true
 	}
 	c.Close()
-	n := l.rejected.Add(1)
-	switch {
-	case err != nil:
-		l.log.Warn("refused connection: cannot read peer credentials", "error", err, "refused", n)
-	case n == 1:
-		l.log.Warn("refused connection from another user", "peer_uid", uid, "uid", l.uid)
-	default:
-		l.log.Debug("refused connection from another user", "peer_uid", uid, "uid", l.uid, "refused", n)
-	}
 	return false
 }
 
 // Rejected returns how many connections Accept has refused.
-func (l *Listener) Rejected() uint64 { return l.rejected.Load() }
+func (l *Listener) Rejected() uint64 { return l.peers.Rejected() }
 
 // Addr returns the socket's address.
 func (l *Listener) Addr() net.Addr { return l.ln.Addr() }
