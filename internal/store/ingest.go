@@ -30,8 +30,8 @@ const (
 	// MaxIngestEvents is the most events one IngestBatch may hold; Ingest
 	// refuses more with ErrBatchTooLarge before reading anything.
 	MaxIngestEvents = 8192
-	// MaxIngestBytes bounds the JSON of the events a batch adds (encoded
-	// as stored); Ingest refuses more with ErrBatchTooLarge. It bounds
+	// MaxIngestBytes bounds the events a batch adds, encoded as stored;
+	// Ingest refuses more with ErrBatchTooLarge. It bounds
 	// the memory a batch holds rather than Badger's limit: chunks go to
 	// the value log. Stored events are about the size of the lines they
 	// came from or smaller (texts are capped) except for very short lines,
@@ -72,9 +72,14 @@ const (
 	// maxChunkBytes is where a chunk is cut: a read of a few events pulls
 	// in at most this much, and a backfill writes few, large values.
 	maxChunkBytes = 64 << 10
-	chunkFormat   = 1
-	chunkHeader   = 1 + 4 // format, event count u32 BE
-	markerHashLen = 16
+	// chunkFormat is the first byte of every chunk written: its events
+	// in transcript.Event's binary encoding. chunkFormatJSON is the one
+	// older builds wrote (each event as AppendStored's JSON), still read:
+	// a session's buffer may span an upgrade.
+	chunkFormat     = 2
+	chunkFormatJSON = 1
+	chunkHeader     = 1 + 4 // format, event count u32 BE
+	markerHashLen   = 16
 	// maxSessionFiles bounds SessionInfo.Files: the last ones are kept.
 	maxSessionFiles = 20
 	// txnAttempts bounds the retries of a transaction that lost a race
@@ -266,7 +271,7 @@ type ingestion struct {
 	// delta is what the attempt changes in the episode totals.
 	delta totalsDelta
 
-	// scratch holds one event's JSON between encoding and copying it
+	// scratch holds one event's encoding between encoding and copying it
 	// into its chunk, so encoding allocates nothing per event.
 	scratch []byte
 }
@@ -321,10 +326,7 @@ func (in *ingestion) run(txn *badger.Txn) (IngestResult, error) {
 			order = append(order, s)
 		}
 
-		// The bytes a json.Encoder without HTML escaping writes: events
-		// are read back by Go only, and escaping <, > and & would only
-		// make them longer.
-		js, err := transcript.AppendStored(in.scratch[:0], e)
+		js, err := e.AppendBinary(in.scratch[:0])
 		if err != nil {
 			return res, fmt.Errorf("encode event %s: %w", e.ID, err)
 		}
@@ -690,12 +692,12 @@ func (b *Badger) Episode(ctx context.Context, sessionID string, after uint64, li
 				return err
 			}
 			err = item.Value(func(v []byte) error {
-				return decodeChunk(v, last, func(seq uint64, js []byte) (bool, error) {
+				return decodeChunk(v, last, func(seq uint64, decode func(*transcript.Event) error) (bool, error) {
 					if seq < start {
 						return true, nil
 					}
 					be := episode.BufferedEvent{Seq: seq}
-					if err := transcript.UnmarshalStored(js, &be.Event); err != nil {
+					if err := decode(&be.Event); err != nil {
 						return false, fmt.Errorf("decode event %d: %w", seq, err)
 					}
 					out = append(out, be)
@@ -715,12 +717,17 @@ func (b *Badger) Episode(ctx context.Context, sessionID string, after uint64, li
 	return out, nil
 }
 
-// decodeChunk calls fn with the seq and JSON of each event in a chunk
-// whose last seq is last, until fn returns false; the JSON is valid only
-// during the call.
-func decodeChunk(v []byte, last uint64, fn func(seq uint64, js []byte) (bool, error)) error {
-	if len(v) < chunkHeader || v[0] != chunkFormat {
+// decodeChunk calls fn with the seq of each event in a chunk whose last
+// seq is last, and a function decoding the event, until fn returns false;
+// decode is valid only during the call.
+func decodeChunk(v []byte, last uint64, fn func(seq uint64, decode func(*transcript.Event) error) (bool, error)) error {
+	if len(v) < chunkHeader || (v[0] != chunkFormat && v[0] != chunkFormatJSON) {
 		return fmt.Errorf("bad chunk %d: header %x", last, v[:min(len(v), chunkHeader)])
+	}
+	var enc []byte
+	decode := func(e *transcript.Event) error { return e.UnmarshalBinary(enc) }
+	if v[0] == chunkFormatJSON {
+		decode = func(e *transcript.Event) error { return transcript.UnmarshalStored(enc, e) }
 	}
 	n := uint64(binary.BigEndian.Uint32(v[1:chunkHeader]))
 	if n == 0 || n > last {
@@ -732,7 +739,8 @@ func decodeChunk(v []byte, last uint64, fn func(seq uint64, js []byte) (bool, er
 		if k <= 0 || size > uint64(len(rest)-k) {
 			return fmt.Errorf("bad chunk %d: event %d truncated", last, seq)
 		}
-		more, err := fn(seq, rest[k:k+int(size)])
+		enc = rest[k : k+int(size)]
+		more, err := fn(seq, decode)
 		if err != nil || !more {
 			return err
 		}

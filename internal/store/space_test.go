@@ -204,7 +204,13 @@ func openFilled(t *testing.T, dir string) *Badger {
 			t.Fatal(err)
 		}
 	}
-	mustIngest(t, s, IngestBatch{File: file("f", 10), Events: events("s", "e", 5)})
+	evs := events("s", "e", 5)
+	for i := range evs {
+		// Their chunk goes over the 512-byte value threshold: the value
+		// log holds an entry, which the damage tests need.
+		evs[i].Text += strings.Repeat(" and more", 20)
+	}
+	mustIngest(t, s, IngestBatch{File: file("f", 10), Events: evs})
 	if _, err := s.AddAuxInt(context.Background(), "test/filled", 7); err != nil {
 		t.Fatal(err)
 	}
