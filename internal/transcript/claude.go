@@ -242,16 +242,17 @@ func (m *ccMessage) decode(raw []byte) {
 
 // ccContent is a message or tool_result content: a plain string or a list of
 // blocks. Any other value leaves it empty: a strange content must not lose
-// the record.
+// the record. Texts are kept raw: a tool result is decoded only as far as
+// it is kept (lazyContent).
 type ccContent struct {
-	Text   string
+	Text   jsonText
 	Blocks []ccBlock
 }
 
 func (c *ccContent) decode(raw []byte) {
 	switch raw[0] {
 	case '"':
-		c.Text = jsonString(raw)
+		c.Text = raw
 	case '[':
 		c.Blocks = []ccBlock{}
 		it := jsonscan.NewArrayIter(raw)
@@ -265,8 +266,8 @@ func (c *ccContent) decode(raw []byte) {
 
 type ccBlock struct {
 	Type      string
-	Text      string
-	Thinking  string
+	Text      jsonText
+	Thinking  jsonText
 	ID        string
 	Name      string
 	Input     []byte // raw JSON, aliasing the line
@@ -288,9 +289,9 @@ func (b *ccBlock) decode(raw []byte) {
 		case "type":
 			b.Type = jsonString(v)
 		case "text":
-			b.Text = jsonString(v)
+			b.Text = v
 		case "thinking":
-			b.Thinking = jsonString(v)
+			b.Thinking = v
 		case "id":
 			b.ID = jsonString(v)
 		case "name":
@@ -461,7 +462,7 @@ func (p *ClaudeCode) user(out []Event, r *ccRecord, pos Position, index int) []E
 	}
 	c := &r.Message.Content
 	if c.Blocks == nil {
-		return p.userText(out, r, c.Text, pos, index)
+		return p.userText(out, r, c.Text.String(), pos, index)
 	}
 	var text []string
 	results := 0
@@ -480,7 +481,7 @@ func (p *ClaudeCode) user(out []Event, r *ccRecord, pos Position, index int) []E
 			}
 			out = append(out, p.toolResult(r, b, results == 1, pos, index))
 		case "text":
-			text = append(text, b.Text)
+			text = append(text, b.Text.String())
 		case "image", "document":
 			text = append(text, sourcePlaceholder(b))
 		default:
@@ -497,7 +498,7 @@ func (p *ClaudeCode) user(out []Event, r *ccRecord, pos Position, index int) []E
 // while the agent was busy. Harness text queued the same way (background task
 // notifications) keeps its boilerplate flag; other operations are noise.
 func (p *ClaudeCode) queue(out []Event, r *ccRecord, pos Position, index int) []Event {
-	text := r.Content.Text
+	text := r.Content.Text.String()
 	if r.Operation != "enqueue" || strings.TrimSpace(text) == "" {
 		p.skip(pos, "noise:queue-operation")
 		return out
@@ -614,22 +615,40 @@ func sourcePlaceholder(b *ccBlock) string {
 // contentText flattens tool_result content, replacing images by
 // placeholders.
 func contentText(c *ccContent) string {
+	t := lazyContent(c)
+	return t.String()
+}
+
+// lazyContent is contentText's text, its texts still raw: the parts of
+// the content joined by newlines.
+func lazyContent(c *ccContent) lazyText {
+	var t lazyText
 	if c.Blocks == nil {
-		return c.Text
+		t.addJSON(c.Text)
+		return t
 	}
-	parts := make([]string, 0, len(c.Blocks))
+	first := true
 	for i := range c.Blocks {
 		b := &c.Blocks[i]
 		switch b.Type {
+		case "text", "image", "document", "tool_reference":
+		default:
+			continue
+		}
+		if !first {
+			t.addString("\n")
+		}
+		first = false
+		switch b.Type {
 		case "text":
-			parts = append(parts, b.Text)
-		case "image", "document":
-			parts = append(parts, sourcePlaceholder(b))
+			t.addJSON(b.Text)
 		case "tool_reference":
-			parts = append(parts, "["+b.Type+"]")
+			t.addString("[" + b.Type + "]")
+		default:
+			t.addString(sourcePlaceholder(b))
 		}
 	}
-	return strings.Join(parts, "\n")
+	return t
 }
 
 // toolResult builds the result event of block b. The record's toolUseResult
@@ -646,7 +665,10 @@ func (p *ClaudeCode) toolResult(r *ccRecord, b *ccBlock, single bool, pos Positi
 		e.Tool, e.Command, e.FilePaths = call.tool, call.command, call.paths
 		delete(p.calls, b.ToolUseID)
 	}
-	text := contentText(&b.Content)
+	// Only the start of the text is looked at; a long one is decoded only
+	// as far as the bound keeps it.
+	content := lazyContent(&b.Content)
+	text := resultHead(&content, p.maxText(&e))
 	failed := b.IsError || strings.HasPrefix(text, "<tool_use_error>")
 	if strings.HasPrefix(text, "The user doesn't want to proceed with this tool use") {
 		failed, e.Subtype = true, SubtypeRejected
@@ -673,7 +695,7 @@ func (p *ClaudeCode) toolResult(r *ccRecord, b *ccBlock, single bool, pos Positi
 		}
 	}
 	e.OK = boolPtr(!failed)
-	p.bound(&e, text)
+	p.boundLazy(&e, &content)
 	return e
 }
 
@@ -687,10 +709,11 @@ func (p *ClaudeCode) assistant(out []Event, r *ccRecord, pos Position, index int
 		e := p.base(r, pos, index)
 		e.ID = p.recordID(r, pos, index, 0)
 		e.Kind, e.Subtype = KindError, SubtypeAPIError
-		p.bound(&e, contentText(&m.Content))
+		content := lazyContent(&m.Content)
+		p.boundLazy(&e, &content)
 		return append(out, e)
 	}
-	if m.Content.Blocks == nil && m.Content.Text != "" {
+	if m.Content.Blocks == nil && m.Content.Text.String() != "" {
 		m.Content.Blocks = []ccBlock{{Type: "text", Text: m.Content.Text}}
 	}
 	for i := range m.Content.Blocks {
@@ -699,19 +722,22 @@ func (p *ClaudeCode) assistant(out []Event, r *ccRecord, pos Position, index int
 		e.MessageID = m.ID
 		switch b.Type {
 		case "text":
-			if strings.TrimSpace(b.Text) == "" {
+			// The id hashes the whole text: it is decoded whole.
+			text := b.Text.String()
+			if strings.TrimSpace(text) == "" {
 				p.skip(pos, "empty_text")
 				continue
 			}
-			e.Kind, e.ID = KindAssistantMessage, p.blockID(r, pos, index, i, "text", b.Text)
-			p.bound(&e, b.Text)
+			e.Kind, e.ID = KindAssistantMessage, p.blockID(r, pos, index, i, "text", text)
+			p.bound(&e, text)
 		case "thinking":
-			if strings.TrimSpace(b.Thinking) == "" {
+			text := b.Thinking.String()
+			if strings.TrimSpace(text) == "" {
 				p.skip(pos, "empty_reasoning")
 				continue
 			}
-			e.Kind, e.ID = KindReasoning, p.blockID(r, pos, index, i, "thinking", b.Thinking)
-			p.bound(&e, b.Thinking)
+			e.Kind, e.ID = KindReasoning, p.blockID(r, pos, index, i, "thinking", text)
+			p.bound(&e, text)
 		case "tool_use":
 			p.toolUse(&e, b, pos, index, i)
 		case "redacted_thinking":

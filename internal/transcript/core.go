@@ -41,16 +41,25 @@ func (c *core) counted(events []Event) []Event {
 
 // bound applies the text limit that fits e's kind.
 func (c *core) bound(e *Event, text string) {
-	max := c.opts.MaxText
+	e.Text, e.TextBytes = boundText(text, c.maxText(e))
+}
+
+// boundLazy is bound for a text not decoded yet: only what is kept is.
+func (c *core) boundLazy(e *Event, text *lazyText) {
+	e.Text, e.TextBytes = text.bound(c.maxText(e))
+}
+
+// maxText is the text limit that fits e's kind.
+func (c *core) maxText(e *Event) int {
 	switch e.Kind {
 	case KindUserPrompt, KindAssistantMessage, KindCompactionSummary, KindPlanUpdate:
 		if !e.Boilerplate || e.Subtype == SubtypeApprovedPlan {
 			// An approved plan is the agent's words, flagged as not the
 			// user's, but a plan all the same.
-			max = c.opts.MaxMessageText
+			return c.opts.MaxMessageText
 		}
 	}
-	e.Text, e.TextBytes = boundText(text, max)
+	return c.opts.MaxText
 }
 
 // eachRecord splits line into JSON records and hands each object to fn

@@ -39,24 +39,42 @@ func IsElision(line string) bool {
 func boundText(s string, max int) (string, int) {
 	orig := len(s)
 	if len(s) > max {
-		marker := "\n" + fmt.Sprintf(elisionFormat, len(s)-max) + "\n"
-		keep := max - len(marker)
-		head := keep / 2
-		tail := keep - head
-		for head > 0 && !utf8.RuneStart(s[head]) {
-			head--
-		}
-		start := len(s) - tail
-		for start < len(s) && !utf8.RuneStart(s[start]) {
-			start++
-		}
-		s = s[:head] + marker + s[start:]
+		marker, head, tail := elision(len(s), max)
+		s = s[:runeHead(s, head)] + marker + s[runeTail(s, len(s)-tail):]
 	}
 	s = scrubBase64(s)
 	if len(s) == orig {
 		return s, 0
 	}
 	return s, orig
+}
+
+// elision returns the marker boundText puts in a text of n bytes cut to
+// max, and the lengths of the head and tail it keeps around it, before
+// they are moved to character boundaries (runeHead, runeTail).
+func elision(n, max int) (marker string, head, tail int) {
+	marker = "\n" + fmt.Sprintf(elisionFormat, n-max) + "\n"
+	keep := max - len(marker)
+	head = keep / 2
+	return marker, head, keep - head
+}
+
+// runeHead moves the end of a head, head < len(s), back to the start of
+// the character it cuts.
+func runeHead[S ~string | ~[]byte](s S, head int) int {
+	for head > 0 && !utf8.RuneStart(s[head]) {
+		head--
+	}
+	return head
+}
+
+// runeTail moves the start of a tail on past the rest of the character it
+// cuts.
+func runeTail[S ~string | ~[]byte](s S, start int) int {
+	for start < len(s) && !utf8.RuneStart(s[start]) {
+		start++
+	}
+	return start
 }
 
 // minBase64Run is the shortest run of base64 characters treated as binary
