@@ -1,6 +1,7 @@
 package curate
 
 import (
+	"maps"
 	"regexp"
 	"slices"
 	"strings"
@@ -64,18 +65,13 @@ func choiceWeight(s string) int {
 	if strings.HasSuffix(s, "?") || strings.ContainsAny(s, "|*") || fewerWords(s, minChoiceWords) {
 		return 0
 	}
-	l := strings.ReplaceAll(strings.ToLower(s), "\u2019", "'")
 	// The cues first: most sentences have none, and then the hedges and
 	// the narration pattern have nothing to cancel.
-	w := 0
-	for _, c := range agentChoiceCues {
-		if strings.Contains(l, c.phrase) {
-			w = max(w, c.weight)
-		}
-	}
+	w := cueWeight(s)
 	if w == 0 {
 		return 0
 	}
+	l := strings.ReplaceAll(strings.ToLower(s), "\u2019", "'")
 	for _, h := range hedges {
 		if strings.Contains(l, h) {
 			return 0
@@ -85,6 +81,59 @@ func choiceWeight(s string) int {
 		return 0
 	}
 	return w
+}
+
+// cueWeight is the weight of the strongest of agentChoiceCues that s holds
+// lowered, its curly apostrophes straight. The cues are found by weight,
+// each set in one pass over s that folds the case of its ASCII letters,
+// rather than in a lowered copy of s once per cue: choiceWeight weighs
+// every sentence of every assistant message, and most hold none. Only a
+// sentence with a letter beyond ASCII that lowers to an ASCII one
+// (lowersToASCII) is lowered first.
+func cueWeight(s string) int {
+	if lowersToASCII(s) {
+		s = strings.ToLower(s)
+	}
+	for _, c := range cueFinders {
+		if c.words.in(s) {
+			return c.weight
+		}
+	}
+	return 0
+}
+
+// cueFinders find agentChoiceCues, one finder per weight, the heaviest
+// first; each cue with an apostrophe is also found with a curly one.
+var cueFinders = func() []weighedCues {
+	byWeight := map[int][]string{}
+	for _, c := range agentChoiceCues {
+		byWeight[c.weight] = append(byWeight[c.weight], apostrophes(c.phrase)...)
+	}
+	var out []weighedCues
+	for _, w := range slices.Backward(slices.Sorted(maps.Keys(byWeight))) {
+		out = append(out, weighedCues{w, newWordFinder(true, byWeight[w]...)})
+	}
+	return out
+}()
+
+// weighedCues are the cues of one weight.
+type weighedCues struct {
+	weight int
+	words  *wordFinder
+}
+
+// apostrophes returns phrase in every spelling of its apostrophes,
+// straight and curly.
+func apostrophes(phrase string) []string {
+	before, after, ok := strings.Cut(phrase, "'")
+	if !ok {
+		return []string{phrase}
+	}
+	var out []string
+	for _, rest := range apostrophes(after) {
+		out = append(out, before+"'"+rest, before+"\u2019"+rest)
+	}
+	return out
 }
 
 // fewerWords reports whether s has fewer than n words (as strings.Fields

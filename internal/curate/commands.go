@@ -84,13 +84,17 @@ var exploratory = map[string]bool{
 	"cd": true, "bd": true, "type": true, "command": true, "less": true, "open": true, "curl": true,
 }
 
+// editMisses are what an edit tool says, in any case, when it missed its
+// target text or file.
+var editMisses = newWordFinder(true, "not found", "has not been read", "modified since")
+
 // noOps are failures where nothing was wrong with the project: git's
 // refusals (nothing to commit, a first push that needs its upstream
 // named, an add of ignored or mistyped paths) and a parallel call
 // cancelled because a sibling failed (Claude Code). Nothing was fixed.
-var noOps = []string{"nothing to commit", "has no upstream branch", "no changes added to commit", "fatal: pathspec",
+var noOps = newWordFinder(false, "nothing to commit", "has no upstream branch", "no changes added to commit", "fatal: pathspec",
 	"Sibling tool call errored",
-	"paths are ignored by one of your .gitignore files"}
+	"paths are ignored by one of your .gitignore files")
 
 // Trivial calls are those whose failures are trivial retries: file
 // reads, searches and listings, edits that missed their target text, and
@@ -102,12 +106,7 @@ func trivialResult(result *transcript.Event) bool {
 	if shellMisuse(result.Text) {
 		return true
 	}
-	for _, o := range noOps {
-		if strings.Contains(result.Text, o) {
-			return true
-		}
-	}
-	return false
+	return noOps.in(result.Text)
 }
 
 // trivialCall is trivial's test of the call: a read, search or listing,
@@ -122,7 +121,7 @@ func trivialCall(c, result *transcript.Event) bool {
 		return true // polling a running command, not writing a file
 	}
 	if episode.EditsFiles(c.Tool) {
-		return containsLower(result.Text, "not found", "has not been read", "modified since")
+		return editMisses.inLower(result.Text)
 	}
 	return t == "read" || t == "glob" || t == "grep" || t == "ls" || strings.Contains(t, "search") || strings.Contains(t, "fetch") ||
 		strings.Contains(t, "read_file") || strings.Contains(t, "list") || strings.Contains(t, "view")

@@ -60,9 +60,10 @@ var commitCall = regexp.MustCompile(`\bgit(?:\s+-C\s+\S+)?\s+commit\b`)
 func (x *extractor) commits(it *Items) {
 	for i := range x.ep.Events {
 		r := &x.ep.Events[i].Event
-		// " changed" first: the pattern needs it, and a search for it
-		// is far cheaper over the long outputs most results are.
-		if r.Kind != transcript.KindToolResult || failed(r) || !strings.Contains(r.Text, " changed") {
+		// A '[' and " changed" first: the pattern needs them, and a
+		// search for them is far cheaper over the long outputs most
+		// results are (the rare '[' cheapest).
+		if r.Kind != transcript.KindToolResult || failed(r) || strings.IndexByte(r.Text, '[') < 0 || !strings.Contains(r.Text, " changed") {
 			continue
 		}
 		m := commitLine.FindStringSubmatch(r.Text)

@@ -201,6 +201,8 @@ type extractor struct {
 	// gists memoizes editGist per event index, for the same walks: an
 	// edit's gist decodes its JSON input.
 	gists map[int]string
+	// found memoizes findings per event index (findingsAt).
+	found map[int][]string
 	// firstEdit is 1 + the index of the episode's first file edit (past
 	// the end when none); 0 until editedBefore looks.
 	firstEdit int
@@ -208,7 +210,15 @@ type extractor struct {
 
 // textFailed is textFailure of event i, computed once.
 func (x *extractor) textFailed(i int) bool {
-	return x.textFailures.get(x, i, textFailure)
+	return x.textFailures.get(x, i, func(e *transcript.Event) bool {
+		return textFailure(e, func() []string { return x.findingsAt(i) })
+	})
+}
+
+// findingsAt is findings of event i's text, worked out once: whether the
+// event failed, its signature and the findings left open each need them.
+func (x *extractor) findingsAt(i int) []string {
+	return memo(&x.found, i, func(i int) []string { return findings(x.ep.Events[i].Event.Text) })
 }
 
 // trivialAt reports whether event i, a result, and its call c are a

@@ -1,10 +1,8 @@
 package curate
 
 import (
-	"bytes"
 	"slices"
 	"strings"
-	"sync"
 
 	"github.com/medallionhq/medallion/internal/episode"
 	"github.com/medallionhq/medallion/internal/medallion"
@@ -102,7 +100,8 @@ func (x *extractor) errors(it *Items) {
 				// its next success fixes nothing a later session needs.
 				continue
 			}
-			sig := signature(e, c)
+			fs := x.findingsAt(i)
+			sig := signatureOf(e, c, fs)
 			if r := tries[key]; r.sig == sig {
 				r.n++
 				r.last = e.ID
@@ -112,7 +111,6 @@ func (x *extractor) errors(it *Items) {
 			}
 			// The same check failing differently after edits: the earlier
 			// error is gone, and what changed in between got past it.
-			fs := findings(e.Text)
 			for _, k := range slices.Clone(order) {
 				oe := open[k]
 				if !sameCheck(oe.call, c) || oe.signature() == sig || slices.Contains(fs, oe.signature()) || !x.changedBetween(oe.index, i) {
@@ -299,56 +297,22 @@ func hookSignature(e *transcript.Event) string {
 
 // textFailure reports a command whose output shows a failure its exit
 // status hides (output piped through tail or grep): failing tests, build
-// and lint errors, crashes.
-func textFailure(e *transcript.Event) bool {
+// and lint errors, crashes. found returns the findings of its text.
+func textFailure(e *transcript.Event, found func() []string) bool {
 	if e.Kind != transcript.KindToolResult || failed(e) {
 		return false
 	}
-	return anyFailureLine(e.Text) || len(findings(e.Text)) > 0
-}
-
-// lowered holds the buffers anyFailureLine and containsLower lower texts
-// into.
-var lowered = sync.Pool{New: func() any { return new([]byte) }}
-
-// lowerASCII copies text into *bp with its ASCII letters lowered, and
-// returns the copy (which *bp then holds).
-func lowerASCII(bp *[]byte, text string) []byte {
-	low := append((*bp)[:0], text...)
-	*bp = low
-	for i, c := range low {
-		if 'A' <= c && c <= 'Z' {
-			low[i] = c + 'a' - 'A'
-		}
-	}
-	return low
-}
-
-// containsLower reports whether strings.ToLower(text) holds one of words,
-// which are lower-case ASCII. Only ASCII letters are lowered, into a pooled
-// buffer: ToLower copies the text, and takes Unicode's slow path on most
-// outputs (Claude Code numbers each line of a file it reads with an
-// arrow). That is the same test, since no letter beyond ASCII lowers to
-// one of its but the dotted capital I (to i) and the Kelvin sign (to k);
-// a text holding either is lowered by ToLower.
-func containsLower(text string, words ...string) bool {
-	if strings.Contains(text, "\u0130") || strings.Contains(text, "\u212a") {
-		l := strings.ToLower(text)
-		return slices.ContainsFunc(words, func(w string) bool { return strings.Contains(l, w) })
-	}
-	bp := lowered.Get().(*[]byte)
-	defer lowered.Put(bp)
-	low := lowerASCII(bp, text)
-	return slices.ContainsFunc(words, func(w string) bool { return bytes.Contains(low, []byte(w)) })
+	return anyFailureLine(e.Text) || len(found()) > 0
 }
 
 // anyFailureLine reports whether a line of text is a failureLine. Only
 // the lines holding one of failureWords can be, so it finds those words
-// in the text lowered once (ASCII letters only) rather than testing every
-// line: a backfill runs this over every output the agents read. Two
-// letters beyond ASCII lower to one of its: the Kelvin sign to k, which no
-// lowered test of failureLine holds, and the dotted capital I to i, which
-// "failed" does ("2 faİled"); a text with it is tested line by line.
+// in one pass over the text (ASCII letters in any case) rather than
+// testing every line: a backfill runs this over every output the agents
+// read. Two letters beyond ASCII lower to one of its: the Kelvin sign to
+// k, which no lowered test of failureLine holds, and the dotted capital I
+// to i, which "failed" does ("2 faİled"); a text with it is tested line by
+// line.
 func anyFailureLine(text string) bool {
 	// IndexByte first: it is many times faster than Contains over the
 	// long texts without the letter's lead byte that most outputs are.
@@ -360,49 +324,57 @@ func anyFailureLine(text string) bool {
 		}
 		return false
 	}
-	bp := lowered.Get().(*[]byte)
-	defer lowered.Put(bp)
-	low := lowerASCII(bp, text)
-	for _, w := range failureWords {
-		for off := 0; off < len(low); {
-			j := bytes.Index(low[off:], []byte(w))
-			if j < 0 {
-				break
-			}
-			start, end := lineAround(text, off+j)
-			if failureLine(text[start:end]) {
-				return true
-			}
-			off = end
+	for off := 0; off < len(text); {
+		j := failureWords.index(text[off:])
+		if j < 0 {
+			break
 		}
+		start, end := lineAround(text, off+j)
+		if failureLine(text[start:end]) {
+			return true
+		}
+		off = end
 	}
 	return false
 }
 
 // failureWords are what every test of failureLine needs in its line, in
 // any case: most output lines have none.
-var failureWords = []string{"fail", "error", "fatal", "panic", "traceback", "could not"}
+var failureWords = newWordFinder(true, "fail", "error", "fatal", "panic", "traceback", "could not")
+
+// failurePhrases say a build failed wherever they are in a line.
+var failurePhrases = newWordFinder(true, "could not compile", "build failed", "could not start application")
+
+// countWords are the words a count of failures needs (failureLine).
+var countWords = newWordFinder(true, "fail", "errors")
 
 // failureLine reports a line that says something failed.
 func failureLine(line string) bool {
 	l := strings.TrimSpace(line)
-	low := strings.ToLower(l)
+	// The lowered tests fold the ASCII letters of l as they compare
+	// rather than lower a copy of it: most lines come here for holding a
+	// failure word (code handling errors) and fail them all. Of the
+	// letters beyond ASCII, only the dotted capital I lowers into a word
+	// they look for (see anyFailureLine); a line with it is lowered.
+	low := l
+	if strings.Contains(l, "\u0130") {
+		low = strings.ToLower(l)
+	}
 	switch {
 	case strings.HasPrefix(l, "FAIL") || strings.HasPrefix(l, "--- FAIL") || strings.HasPrefix(l, "FAILED"),
 		strings.HasPrefix(l, "** (") && strings.Contains(l, "Error"),
-		strings.HasPrefix(low, "error:") || strings.HasPrefix(low, "error[") || strings.HasPrefix(low, "fatal:"),
+		hasPrefixFold(low, "error:") || hasPrefixFold(low, "error[") || hasPrefixFold(low, "fatal:"),
 		strings.HasPrefix(l, "panic: "), strings.HasPrefix(l, "Traceback (most recent call last)"),
-		strings.Contains(low, "could not compile"), strings.Contains(low, "build failed"),
-		strings.Contains(low, "could not start application"):
+		failurePhrases.in(low):
 		return true
 	}
 	// "3 failures", "2 failed", "11 tests, 4 failures": a count that is
 	// not zero. Only a line with one of those words is split (a line with
 	// "error" alone, common in code, is not).
-	if !strings.Contains(low, "fail") && !strings.Contains(low, "errors") {
+	if !countWords.in(low) {
 		return false
 	}
-	f := strings.Fields(low)
+	f := strings.Fields(strings.ToLower(l))
 	for i := 1; i < len(f); i++ {
 		w := strings.Trim(f[i], ",.;:()")
 		if w == "failure" || w == "failures" || w == "failed" || w == "errors" {

@@ -4,6 +4,7 @@ import (
 	"regexp"
 	"strings"
 	"unicode"
+	"unicode/utf8"
 )
 
 // maxFindings bounds the entries one run yields: a lint run reporting
@@ -105,13 +106,14 @@ func findings(text string) []string {
 // so that a long output whose lines have neither is not split into lines:
 // Claude Code numbers every line of a file it reads with an arrow. A text
 // with terminal escapes takes the whole path, since removing them can
-// change where a line starts.
+// change where a line starts. "error[E" is looked for through its "[E":
+// words of code and prose have an e every few bytes, '[' seldom.
 func mayHaveFindings(text string) bool {
-	if strings.IndexByte(text, '\x1b') >= 0 || strings.Contains(text, "error[E") ||
+	if strings.IndexByte(text, '\x1b') >= 0 || containsVia(text, "error[E", len("error")) ||
 		strings.Contains(text, "TS") && strings.Contains(text, "error") {
 		return true
 	}
-	if strings.ContainsAny(text, "↘→↗↑↓") && anyLineWith(text, '[', credoHead) {
+	if hasCredoArrow(text) && anyLineWith(text, '[', credoHead) {
 		return true
 	}
 	// Without escapes, a line of one word is its own normalised form.
@@ -119,6 +121,49 @@ func mayHaveFindings(text string) bool {
 		l := trimLine(line)
 		return oneWord(l) && isDialyzerWarning(l)
 	})
+}
+
+// containsVia is strings.Contains(text, w), found through w[at:], whose
+// first byte is rarer in text than w's: strings.Index looks for a word's
+// first byte and compares from there.
+func containsVia(text, w string, at int) bool {
+	head, tail := w[:at], w[at:]
+	for off := at; off < len(text); {
+		i := strings.Index(text[off:], tail)
+		if i < 0 {
+			return false
+		}
+		if start := off + i - at; text[start:start+at] == head {
+			return true
+		}
+		off += i + 1
+	}
+	return false
+}
+
+// credoArrows are the arrows of credo's issues (credoFinding). They are
+// encoded alike but for their last byte, credoArrowHead.
+const credoArrows = "↘→↗↑↓"
+
+const credoArrowHead = "\xe2\x86"
+
+// hasCredoArrow is strings.ContainsAny(text, credoArrows). ContainsAny
+// decodes every rune of text and looks for it among the arrows when they
+// are not ASCII; this finds the bytes they start with by strings.Index,
+// and tests the byte after. A valid encoding in text is always decoded as
+// its rune: it starts with a byte that continues no other.
+func hasCredoArrow(text string) bool {
+	for off := 0; ; {
+		i := strings.Index(text[off:], credoArrowHead)
+		if i < 0 {
+			return false
+		}
+		at := off + i
+		if at+3 <= len(text) && strings.Contains(credoArrows, text[at:at+3]) {
+			return true
+		}
+		off = at + 1
+	}
 }
 
 // anyLineWith reports whether test holds for a line of text holding the
@@ -180,10 +225,23 @@ func collapseSpaces(s string) string {
 	return s
 }
 
-// oneWord reports a trimmed line without spaces.
+// oneWord reports a trimmed line without spaces. Its ASCII bytes are
+// told by a table, faster than decoding them for unicode.IsSpace: most
+// lines are ASCII, and mayHaveFindings asks of every line with a colon.
 func oneWord(t string) bool {
-	return strings.IndexFunc(t, unicode.IsSpace) < 0
+	for i := 0; i < len(t); i++ {
+		if t[i] >= utf8.RuneSelf {
+			return strings.IndexFunc(t[i:], unicode.IsSpace) < 0
+		}
+		if asciiSpace[t[i]] {
+			return false
+		}
+	}
+	return true
 }
+
+// asciiSpace marks the ASCII bytes unicode.IsSpace holds for.
+var asciiSpace = [utf8.RuneSelf]bool{'\t': true, '\n': true, '\v': true, '\f': true, '\r': true, ' ': true}
 
 // isDialyzerWarning reports a normalised line that is a dialyzer header;
 // the header is one word with a colon, so a line with a space or without

@@ -93,12 +93,10 @@ func reportLine(s string) string {
 	return s
 }
 
+// hasChoiceCue reports whether s, lowered, holds one of choiceCues.
 func hasChoiceCue(s string) bool {
-	l := strings.ToLower(s)
-	for _, c := range choiceCues {
-		if strings.Contains(l, c) {
-			return true
-		}
-	}
-	return false
+	return choiceCueWords.inLower(s)
 }
+
+// choiceCueWords finds choiceCues in one pass.
+var choiceCueWords = newWordFinder(true, choiceCues...)

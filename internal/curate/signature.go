@@ -14,52 +14,115 @@ import (
 // signature is the first meaningful line of an error's text, or what
 // failed when the text says nothing.
 func signature(e, call *transcript.Event) string {
-	// Hook and tool messages quoted as JSON keep their newlines escaped.
-	text := strings.ReplaceAll(e.Text, `\n`, "\n")
-	if fs := findings(text); len(fs) > 0 {
+	return signatureOf(e, call, findings(e.Text))
+}
+
+// signatureOf is signature, given fs, the findings of e's text: the
+// extractor works them out once per event (extractor.findingsAt).
+func signatureOf(e, call *transcript.Event, fs []string) string {
+	text := e.Text
+	if strings.Contains(text, `\n`) {
+		// Hook and tool messages quoted as JSON keep their newlines
+		// escaped.
+		text = strings.ReplaceAll(text, `\n`, "\n")
+		fs = findings(text)
+	}
+	if len(fs) > 0 {
 		return fs[0]
 	}
-	var lines []string
-	for line := range strings.Lines(text) {
-		if l := collapseSpaces(stripTags(line)); informative(l) {
-			lines = append(lines, l)
-		}
-	}
+	ls := errorLines(slices.Collect(strings.Lines(text)))
 	// A line that says what failed (a test runner's FAIL, an exception by
 	// its class) names the failure better than one that only mentions an
 	// error (a wrapper's "Test failed. See above", a browser's log line).
-	i := slices.IndexFunc(lines, func(l string) bool { return failureLine(l) || isExceptionLine(l) })
+	i, l := ls.next(0, true, func(l string) bool { return failureLine(l) || isExceptionLine(l) })
 	if i < 0 {
-		i = slices.IndexFunc(lines, errorish)
+		i, l = ls.next(0, true, errorish)
 	}
 	if i >= 0 {
-		l := lines[i]
 		// The exception a wrapper reports last is the cause ("Could not
 		// start application x" … "** (BadMapError) expected a map"; a
 		// Python traceback's last line): name both, or just the cause
 		// when the first line is a bare traceback header.
-		c := cause(lines[i+1:])
+		c := ls.cause(i + 1)
 		if c != "" && strings.HasPrefix(l, "Traceback") {
 			return clip(c, maxSignature)
 		}
 		// A header ("Pre-commit validation failed:") says less than the
 		// line under it: take both.
-		if strings.HasSuffix(l, ":") && i+1 < len(lines) {
-			l += " " + lines[i+1]
+		if strings.HasSuffix(l, ":") {
+			if _, n := ls.next(i+1, false, nil); n != "" {
+				l += " " + n
+			}
 		}
 		if c != "" && !strings.Contains(l, c) {
 			return clip(l, maxSignature*3/4) + " … " + clip(c, maxSignature*3/4)
 		}
 		return clip(l, maxSignature)
 	}
-	for line := range strings.Lines(text) {
-		line = collapseSpaces(stripTags(line))
-		if !informative(line) {
-			continue
-		}
-		return clip(line, maxSignature)
+	if _, l := ls.next(0, false, nil); l != "" {
+		return clip(l, maxSignature)
 	}
 	return subject(call) + " fails"
+}
+
+// errorLines are the lines of an error's text. A failure is named by its
+// informative lines, each without tags and with its spaces collapsed; the
+// lines are made so only when looked at, and most are not: a failing
+// run's output is mostly lines that name no failure, and what names one
+// holds one of namingWords.
+type errorLines []string
+
+// next returns the first informative line from the raw line at index
+// from on that test holds for (any, when test is nil), made so, and its
+// index; -1 and "" when there is none. With naming, the lines that cannot
+// name a failure (mayName) are passed over unmade: test is then one of
+// failureLine, isExceptionLine and errorish.
+func (ls errorLines) next(from int, naming bool, test func(string) bool) (int, string) {
+	for j := from; j < len(ls); j++ {
+		if naming && !mayName(ls[j]) {
+			continue
+		}
+		if l := collapseSpaces(stripTags(ls[j])); informative(l) && (test == nil || test(l)) {
+			return j, l
+		}
+	}
+	return -1, ""
+}
+
+// cause returns the last informative line from index from on that names
+// an exception, with the informative line under it when it ends in a
+// colon (the value it complains about).
+func (ls errorLines) cause(from int) string {
+	k, c := -1, ""
+	for j := from; j < len(ls); {
+		i, l := ls.next(j, true, isExceptionLine)
+		if i < 0 {
+			break
+		}
+		k, c, j = i, l, i+1
+	}
+	if strings.HasSuffix(c, ":") {
+		if _, n := ls.next(k+1, false, nil); n != "" {
+			c += " " + n
+		}
+	}
+	return c
+}
+
+// namingWords are what a line needs to pass failureLine, isExceptionLine
+// or errorish, in any case: "could" for "could not", "found" for "not
+// found", which a line may hold with other spaces than the made line's.
+var namingWords = newWordFinder(true, "error", "fail", "fatal", "panic", "traceback", "could",
+	"cannot", "can't", "found", "undefined", "exception", "invalid", "denied", "refused")
+
+// mayName reports whether a raw line, once made (without tags, its spaces
+// collapsed), may pass failureLine, isExceptionLine or errorish: only if
+// it holds one of namingWords. Collapsing spaces keeps every word whole,
+// but removing a tag can join two, and of the letters beyond ASCII two
+// lower to an ASCII letter (lowersToASCII): a line with a tag or one of
+// those is made and tested.
+func mayName(raw string) bool {
+	return strings.IndexByte(raw, '<') >= 0 || lowersToASCII(raw) || namingWords.in(raw)
 }
 
 // informative reports a line that can name a failure: meaningful, with two
@@ -110,22 +173,6 @@ var exceptionLine = regexp.MustCompile(`^(?:\*\* \()?[A-Za-z_][\w.]*(?:Error|Exc
 // line holding neither word.
 func isExceptionLine(l string) bool {
 	return (strings.Contains(l, "Error") || strings.Contains(l, "Exception")) && exceptionLine.MatchString(l)
-}
-
-// cause returns the last line of lines that names an exception, with the
-// line under it when it ends in a colon (the value it complains about).
-func cause(lines []string) string {
-	for i := len(lines) - 1; i >= 0; i-- {
-		if !isExceptionLine(lines[i]) {
-			continue
-		}
-		c := lines[i]
-		if strings.HasSuffix(c, ":") && i+1 < len(lines) {
-			c += " " + lines[i+1]
-		}
-		return c
-	}
-	return ""
 }
 
 // errorish reports a line that names an error.

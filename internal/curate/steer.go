@@ -115,7 +115,9 @@ type sentence struct {
 // control that process"); without one, a statement that reports decides
 // nothing.
 func classify(s sentence) act {
-	if question(s.text) || chatter(s.text) || approval(s.text) {
+	// Its opening and subject words, split once: each test reads them.
+	ws, cs := opening(s.text), content(s.text)
+	if question(s.text, ws) || chatter(s.text, cs) || approval(ws, cs) {
 		return actDrop
 	}
 	switch c := strength(s.text); {
@@ -126,14 +128,13 @@ func classify(s sentence) act {
 	case s.step:
 		return actDrop
 	}
-	ws := opening(s.text)
 	if hasAny(ws, ruleCues) {
 		return actRule
 	}
 	if reports(ws) {
 		return actReport
 	}
-	if len(content(s.text)) < minRequestWords {
+	if len(cs) < minRequestWords {
 		// A request of two words ("check again", "show tools") says too
 		// little to guide a later session.
 		return actDrop
@@ -266,11 +267,11 @@ var pronouns = map[string]bool{"i": true, "we": true, "you": true, "they": true,
 // ("does it make sense to have it combined") and says nothing else. An
 // unmarked question followed by another clause is judged by that clause
 // ("did we not go through this, you don't have access to docker here").
-func question(s string) bool {
+// ws are the sentence's opening words (opening).
+func question(s string, ws []string) bool {
 	if strings.HasSuffix(strings.TrimRight(s, " *_)\"'`"), "?") {
 		return true
 	}
-	ws := opening(s)
 	return asks(ws) && !slices.Contains(ws, ",")
 }
 
@@ -350,8 +351,8 @@ var acks = map[string]bool{"looks": true, "good": true, "great": true, "thanks":
 	"fine": true, "awesome": true, "go": true, "ahead": true, "continue": true, "proceed": true}
 
 // chatter reports a sentence about the user's state of mind or a bare
-// acknowledgement.
-func chatter(s string) bool {
+// acknowledgement; cs are its subject words (content).
+func chatter(s string, cs map[string]bool) bool {
 	l := strings.ReplaceAll(strings.ToLower(s), "\u2019", "'")
 	for _, c := range chatterOpeners {
 		if strings.HasPrefix(l, c) {
@@ -359,7 +360,7 @@ func chatter(s string) bool {
 		}
 	}
 	n := 0
-	for w := range content(s) {
+	for w := range cs {
 		if !acks[w] {
 			n++
 		}
@@ -382,14 +383,15 @@ var approvalWords = map[string]bool{
 
 // approval reports a sentence that only agrees to go on: every subject word
 // is an acknowledgement, a go-ahead, a pointer back or a number, or it
-// opens on a go-ahead for what the agent proposed.
-func approval(s string) bool {
+// opens on a go-ahead for what the agent proposed. ws and cs are the
+// sentence's opening and subject words (opening, content).
+func approval(ws []string, cs map[string]bool) bool {
 	// "go ahead with the regression test", "proceed with the migration":
 	// whatever follows names what the agent proposed.
-	if ws := opening(s); len(ws) > 1 && (ws[0] == "go" && ws[1] == "ahead" || (ws[0] == "proceed" || ws[0] == "continue") && ws[1] == "with") {
+	if len(ws) > 1 && (ws[0] == "go" && ws[1] == "ahead" || (ws[0] == "proceed" || ws[0] == "continue") && ws[1] == "with") {
 		return true
 	}
-	for w := range content(s) {
+	for w := range cs {
 		if !acks[w] && !approvalWords[w] && !stretched.MatchString(w) && strings.Trim(w, "0123456789") != "" {
 			return false
 		}
