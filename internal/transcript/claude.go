@@ -148,79 +148,93 @@ type ccRecord struct {
 	PRURL string
 }
 
-func (r *ccRecord) decode(raw []byte) error {
-	it := jsonscan.NewObjectIter(raw)
-	for it.Next() {
-		v := it.Val
+// decode reads the record at the start of b and returns its length; an
+// error means it broke off. Its large values (a message's content, the
+// tool result sidecar) are walked in place rather than skipped first
+// (jsonscan.ObjectIter.NextUnread), so that a long tool output is scanned
+// once to find its end before it is decoded.
+func (r *ccRecord) decode(b []byte) (int, error) {
+	it := jsonscan.NewObjectIter(b)
+	for it.NextUnread() {
 		switch string(it.Key) {
-		case "type":
-			r.Type = jsonString(v)
-		case "subtype":
-			r.Subtype = jsonString(v)
-		case "uuid":
-			r.UUID = jsonString(v)
-		case "sessionId":
-			r.SessionID = jsonString(v)
-		case "agentId":
-			r.AgentID = jsonString(v)
-		case "isSidechain":
-			r.IsSidechain = jsonTrue(v)
-		case "isMeta":
-			r.IsMeta = jsonTrue(v)
-		case "isCompactSummary":
-			r.IsCompactSummary = jsonTrue(v)
-		case "isApiErrorMessage":
-			r.IsAPIErrorMessage = jsonTrue(v)
-		case "planContent":
-			r.ApprovedPlan = len(v) > 2 && v[0] == '"'
-
-		case "cwd":
-			r.CWD = jsonString(v)
-		case "gitBranch":
-			r.GitBranch = jsonString(v)
-		case "timestamp":
-			r.Timestamp = jsonString(v)
 		case "message":
-			if v[0] == '{' {
+			if v := it.Rest(); v[0] == '{' {
 				r.Message = &ccMessage{}
-				r.Message.decode(v)
+				it.Advance(r.Message.decode(v))
 			}
 		case "toolUseResult":
-			r.ToolUseResult.decode(v)
+			it.Advance(r.ToolUseResult.decode(it.Rest()))
 		case "content":
-			r.Content.decode(v)
-		case "operation":
-			r.Operation = jsonString(v)
-		case "level":
-			r.Level = jsonString(v)
-		case "compactMetadata":
-			m := jsonscan.NewObjectIter(v)
-			for m.Next() {
-				switch string(m.Key) {
-				case "trigger":
-					r.CompactTrigger = jsonString(m.Val)
-				case "preTokens":
-					r.CompactPreTokens = jsonInt(m.Val)
-				}
+			it.Advance(r.Content.decode(it.Rest()))
+		default:
+			if it.Value() {
+				r.field(it.Key, it.Val)
 			}
-		case "hookErrors":
-			a := jsonscan.NewArrayIter(v)
-			for a.Next() {
-				if s := jsonString(a.Val); s != "" {
-					r.HookErrors = append(r.HookErrors, s)
-				} else {
-					r.HookErrors = append(r.HookErrors, rawJSON(a.Val))
-				}
-			}
-		case "preventedContinuation":
-			r.PreventedContinuation = jsonTrue(v)
-		case "stopReason":
-			r.StopReason = jsonString(v)
-		case "prUrl":
-			r.PRURL = jsonString(v)
 		}
 	}
-	return it.Err()
+	return it.End(), it.Err()
+}
+
+// field sets the record's plain field key from its raw value v.
+func (r *ccRecord) field(key, v []byte) {
+	switch string(key) {
+	case "type":
+		r.Type = jsonString(v)
+	case "subtype":
+		r.Subtype = jsonString(v)
+	case "uuid":
+		r.UUID = jsonString(v)
+	case "sessionId":
+		r.SessionID = jsonString(v)
+	case "agentId":
+		r.AgentID = jsonString(v)
+	case "isSidechain":
+		r.IsSidechain = jsonTrue(v)
+	case "isMeta":
+		r.IsMeta = jsonTrue(v)
+	case "isCompactSummary":
+		r.IsCompactSummary = jsonTrue(v)
+	case "isApiErrorMessage":
+		r.IsAPIErrorMessage = jsonTrue(v)
+	case "planContent":
+		r.ApprovedPlan = len(v) > 2 && v[0] == '"'
+
+	case "cwd":
+		r.CWD = jsonString(v)
+	case "gitBranch":
+		r.GitBranch = jsonString(v)
+	case "timestamp":
+		r.Timestamp = jsonString(v)
+	case "operation":
+		r.Operation = jsonString(v)
+	case "level":
+		r.Level = jsonString(v)
+	case "compactMetadata":
+		m := jsonscan.NewObjectIter(v)
+		for m.Next() {
+			switch string(m.Key) {
+			case "trigger":
+				r.CompactTrigger = jsonString(m.Val)
+			case "preTokens":
+				r.CompactPreTokens = jsonInt(m.Val)
+			}
+		}
+	case "hookErrors":
+		a := jsonscan.NewArrayIter(v)
+		for a.Next() {
+			if s := jsonString(a.Val); s != "" {
+				r.HookErrors = append(r.HookErrors, s)
+			} else {
+				r.HookErrors = append(r.HookErrors, rawJSON(a.Val))
+			}
+		}
+	case "preventedContinuation":
+		r.PreventedContinuation = jsonTrue(v)
+	case "stopReason":
+		r.StopReason = jsonString(v)
+	case "prUrl":
+		r.PRURL = jsonString(v)
+	}
 }
 
 type ccMessage struct {
@@ -228,16 +242,22 @@ type ccMessage struct {
 	Content ccContent
 }
 
-func (m *ccMessage) decode(raw []byte) {
-	it := jsonscan.NewObjectIter(raw)
-	for it.Next() {
+// decode reads the message object at the start of b and returns its
+// length, 0 if it broke off (what was read is kept); so do the other
+// decoders of a record's parts.
+func (m *ccMessage) decode(b []byte) int {
+	it := jsonscan.NewObjectIter(b)
+	for it.NextUnread() {
 		switch string(it.Key) {
-		case "id":
-			m.ID = jsonString(it.Val)
 		case "content":
-			m.Content.decode(it.Val)
+			it.Advance(m.Content.decode(it.Rest()))
+		case "id":
+			if it.Value() {
+				m.ID = jsonString(it.Val)
+			}
 		}
 	}
+	return it.End()
 }
 
 // ccContent is a message or tool_result content: a plain string or a list of
@@ -249,19 +269,28 @@ type ccContent struct {
 	Blocks []ccBlock
 }
 
-func (c *ccContent) decode(raw []byte) {
-	switch raw[0] {
+func (c *ccContent) decode(b []byte) int {
+	switch b[0] {
 	case '"':
-		c.Text = raw
+		end, err := jsonscan.SkipString(b, 0)
+		if err != nil {
+			return 0
+		}
+		c.Text = b[:end]
+		return end
 	case '[':
 		c.Blocks = []ccBlock{}
-		it := jsonscan.NewArrayIter(raw)
-		for it.Next() {
-			var b ccBlock
-			b.decode(it.Val)
-			c.Blocks = append(c.Blocks, b)
+		it := jsonscan.NewArrayIter(b)
+		for it.NextUnread() {
+			var blk ccBlock
+			if !it.Advance(blk.decode(it.Rest())) {
+				break
+			}
+			c.Blocks = append(c.Blocks, blk)
 		}
+		return it.End()
 	}
+	return 0
 }
 
 type ccBlock struct {
@@ -281,44 +310,63 @@ type ccBlock struct {
 	HasSource bool
 }
 
-func (b *ccBlock) decode(raw []byte) {
+func (b *ccBlock) decode(raw []byte) int {
 	it := jsonscan.NewObjectIter(raw)
-	for it.Next() {
-		v := it.Val
+	for it.NextUnread() {
 		switch string(it.Key) {
-		case "type":
-			b.Type = jsonString(v)
-		case "text":
-			b.Text = v
-		case "thinking":
-			b.Thinking = v
-		case "id":
-			b.ID = jsonString(v)
-		case "name":
-			b.Name = jsonString(v)
-		case "input":
-			b.Input = v
-		case "tool_use_id":
-			b.ToolUseID = jsonString(v)
 		case "content":
-			b.Content.decode(v)
-		case "is_error":
-			b.IsError = jsonTrue(v)
+			it.Advance(b.Content.decode(it.Rest()))
 		case "source":
-			b.HasSource = true
-			s := jsonscan.NewObjectIter(v)
-			for s.Next() {
-				switch string(s.Key) {
-				case "media_type":
-					b.MediaType = jsonString(s.Val)
-				case "url":
-					b.URL = jsonString(s.Val)
-				case "data":
-					b.DataLen = max(len(s.Val)-2, 0)
-				}
+			// HasSource only once the value is known to end, as when
+			// the block was skipped whole before being read.
+			if it.Advance(b.decodeSource(it.Rest())) {
+				b.HasSource = true
+			}
+		default:
+			if it.Value() {
+				b.field(it.Key, it.Val)
 			}
 		}
 	}
+	return it.End()
+}
+
+// field sets the block's plain field key from its raw value v.
+func (b *ccBlock) field(key, v []byte) {
+	switch string(key) {
+	case "type":
+		b.Type = jsonString(v)
+	case "text":
+		b.Text = v
+	case "thinking":
+		b.Thinking = v
+	case "id":
+		b.ID = jsonString(v)
+	case "name":
+		b.Name = jsonString(v)
+	case "input":
+		b.Input = v
+	case "tool_use_id":
+		b.ToolUseID = jsonString(v)
+	case "is_error":
+		b.IsError = jsonTrue(v)
+	}
+}
+
+// decodeSource reads an image or document source.
+func (b *ccBlock) decodeSource(raw []byte) int {
+	s := jsonscan.NewObjectIter(raw)
+	for s.Next() {
+		switch string(s.Key) {
+		case "media_type":
+			b.MediaType = jsonString(s.Val)
+		case "url":
+			b.URL = jsonString(s.Val)
+		case "data":
+			b.DataLen = max(len(s.Val)-2, 0)
+		}
+	}
+	return s.End()
 }
 
 // ccUseResult is the parsed sidecar of a tool result (toolUseResult): an
@@ -333,50 +381,87 @@ type ccUseResult struct {
 	HasStdout   bool // Bash results have stdout
 }
 
-func (u *ccUseResult) decode(raw []byte) {
+func (u *ccUseResult) decode(b []byte) int {
 	u.Set = true
-	switch raw[0] {
+	switch b[0] {
 	case '"':
-		u.ErrorText = jsonString(raw)
+		end, err := jsonscan.SkipString(b, 0)
+		if err != nil {
+			return 0
+		}
+		u.ErrorText = jsonString(b[:end])
+		return end
 	case '{':
-		it := jsonscan.NewObjectIter(raw)
-		for it.Next() {
-			switch string(it.Key) {
-			case "filePath":
-				u.FilePath = firstNonEmpty(u.FilePath, jsonString(it.Val))
-			case "file":
-				f := jsonscan.NewObjectIter(it.Val)
-				for f.Next() {
-					if string(f.Key) == "filePath" {
-						u.FilePath = firstNonEmpty(u.FilePath, jsonString(f.Val))
-					}
-				}
-			case "interrupted":
-				u.Interrupted = jsonTrue(it.Val)
-			case "agentId":
-				u.AgentID = jsonString(it.Val)
-			case "stdout":
-				u.HasStdout = it.Val[0] == '"'
+		it := jsonscan.NewObjectIter(b)
+		for it.NextUnread() {
+			if string(it.Key) == "file" {
+				it.Advance(u.decodeFile(it.Rest()))
+			} else if it.Value() {
+				u.field(it.Key, it.Val)
 			}
 		}
+		return it.End()
 	}
+	return 0
+}
+
+// field sets the sidecar's plain field key from its raw value v.
+func (u *ccUseResult) field(key, v []byte) {
+	switch string(key) {
+	case "filePath":
+		u.FilePath = firstNonEmpty(u.FilePath, jsonString(v))
+	case "interrupted":
+		u.Interrupted = jsonTrue(v)
+	case "agentId":
+		u.AgentID = jsonString(v)
+	case "stdout":
+		u.HasStdout = v[0] == '"'
+	}
+}
+
+// decodeFile reads the file object of a Read result.
+func (u *ccUseResult) decodeFile(b []byte) int {
+	f := jsonscan.NewObjectIter(b)
+	for f.Next() {
+		if string(f.Key) == "filePath" {
+			u.FilePath = firstNonEmpty(u.FilePath, jsonString(f.Val))
+		}
+	}
+	return f.End()
 }
 
 var progressPattern = []byte(`"type":"progress"`)
 
 // ParseLine returns the events of one line of a Claude Code transcript.
+// A record is decoded as it is found: the walk that reads it finds its end
+// too, where a skip of the whole record came first before.
 func (p *ClaudeCode) ParseLine(line []byte, pos Position) []Event {
 	var out []Event
-	p.eachRecord(line, pos, func(raw []byte, index int) {
-		// progress records are a third of a 2.1.x file and never events.
-		if topLevelType(raw, progressPattern) {
-			p.skip(pos, "noise:progress")
-			return
+	var r ccRecord
+	read := func(rest []byte) int {
+		r = ccRecord{}
+		// progress records are a third of a 2.1.x file and never events;
+		// one is told on its own bytes (topLevelType) once it is found.
+		if typeBeforeNesting(rest, progressPattern) {
+			return 0
 		}
-		var r ccRecord
-		if r.decode(raw) != nil {
-			p.skip(pos, "invalid_json")
-			return
+		n, err := r.decode(rest)
+		if err != nil {
+			return 0
+		}
+		return n
+	}
+	p.eachRecordRead(line, pos, read, func(raw []byte, index int, decoded bool) {
+		if !decoded {
+			if topLevelType(raw, progressPattern) {
+				p.skip(pos, "noise:progress")
+				return
+			}
+			r = ccRecord{}
+			if _, err := r.decode(raw); err != nil {
+				p.skip(pos, "invalid_json")
+				return
+			}
 		}
 		out = p.record(out, &r, pos, index)
 	})

@@ -67,6 +67,16 @@ func (c *core) maxText(e *Event) int {
 // have two glued together ("}{"). A line that is not JSON, or garbage after
 // the last record, is counted, never fatal.
 func (c *core) eachRecord(line []byte, pos Position, fn func(raw []byte, index int)) {
+	c.eachRecordRead(line, pos, nil, func(raw []byte, index int, _ bool) { fn(raw, index) })
+}
+
+// eachRecordRead is eachRecord for an adapter that decodes a record as it
+// finds it, rather than after a skip to its end: read decodes the object
+// at the start of rest and returns its length, or 0 when it did not read
+// it whole (it broke off, or was left to fn), and the record is then found
+// as eachRecord does. The length must be the one jsonscan.SkipValue finds,
+// as an iterator's End is. fn is told whether read decoded the record.
+func (c *core) eachRecordRead(line []byte, pos Position, read func(rest []byte) int, fn func(raw []byte, index int, read bool)) {
 	c.stats.Lines++
 	i := jsonscan.SkipSpace(line, 0)
 	if i == len(line) {
@@ -74,7 +84,14 @@ func (c *core) eachRecord(line []byte, pos Position, fn func(raw []byte, index i
 		return
 	}
 	for index := 0; i < len(line); index++ {
-		end, err := jsonscan.SkipValue(line, i)
+		n := 0
+		if read != nil && line[i] == '{' {
+			n = read(line[i:])
+		}
+		end, err := i+n, error(nil)
+		if n == 0 {
+			end, err = jsonscan.SkipValue(line, i)
+		}
 		if err != nil {
 			if index == 0 {
 				c.skip(pos, "invalid_json")
@@ -85,7 +102,7 @@ func (c *core) eachRecord(line []byte, pos Position, fn func(raw []byte, index i
 		}
 		c.stats.Records++
 		if line[i] == '{' {
-			fn(line[i:end], index)
+			fn(line[i:end], index, n > 0)
 		} else {
 			c.skip(pos, "not_object")
 		}
@@ -122,6 +139,17 @@ func (c *core) decode(raw []byte, v any, pos Position) bool {
 // tool result of half a megabyte was searched to its end for a pair that
 // could only have been in its first few hundred bytes (issue 12).
 func topLevelType(raw []byte, pattern []byte) bool {
+	return typeBeforeNesting(raw, pattern) &&
+		!bytes.Contains(raw, []byte("}{")) && !bytes.Contains(raw, []byte("} {"))
+}
+
+// typeBeforeNesting reports whether pattern is in raw after its first byte
+// and before its first nested value: topLevelType without the glue check.
+// Given a line from a record on, it is true whenever it is true of the
+// record alone (the line's first nested value is the record's, if the
+// record has one), so a reader can rule a record out before it knows
+// where the record ends.
+func typeBeforeNesting(raw []byte, pattern []byte) bool {
 	end := len(raw)
 	for j := 1; j < len(raw); j++ {
 		if raw[j] == '{' || raw[j] == '[' {
@@ -129,8 +157,5 @@ func topLevelType(raw []byte, pattern []byte) bool {
 			break
 		}
 	}
-	if i := bytes.Index(raw[:end], pattern); i <= 0 {
-		return false
-	}
-	return !bytes.Contains(raw, []byte("}{")) && !bytes.Contains(raw, []byte("} {"))
+	return bytes.Index(raw[:end], pattern) > 0
 }
