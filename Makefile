@@ -61,8 +61,11 @@ $(STATICCHECK):
 staticcheck: $(STATICCHECK)
 	$(STATICCHECK) ./...
 
+# jsonscancheck: the transcript parsers' in-place walks are checked
+# against jsonscan.SkipValue at every step (see internal/jsonscan).
 unit:
 	$(GO) test -race -count=1 ./...
+	$(GO) test -count=1 -tags jsonscancheck ./internal/jsonscan ./internal/transcript
 
 # The real agent CLIs (pinned npm packages, installed once into
 # AGENTS_CACHE and reused) against our own fake model server, with the
