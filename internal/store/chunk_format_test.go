@@ -3,6 +3,7 @@ package store
 import (
 	"bytes"
 	"encoding/binary"
+	"encoding/json"
 	"reflect"
 	"strings"
 	"testing"
@@ -13,7 +14,7 @@ import (
 )
 
 // rewriteChunksAsJSON turns every chunk of session sid into the format
-// older builds wrote (chunkFormatJSON: each event as AppendStored's JSON),
+// older builds wrote (chunkFormatJSON: each event as JSON),
 // as an upgrade finds a session buffered by the build before.
 func rewriteChunksAsJSON(t *testing.T, s *Badger, sid string) int {
 	t.Helper()
@@ -41,10 +42,15 @@ func rewriteChunksAsJSON(t *testing.T, s *Badger, sid string) int {
 				if err := decode(&e); err != nil {
 					return false, err
 				}
-				js, err := transcript.AppendStored(nil, &e)
-				if err != nil {
+				// What older builds wrote: encoding/json's bytes, HTML
+				// left unescaped, without Encode's newline.
+				var buf bytes.Buffer
+				enc := json.NewEncoder(&buf)
+				enc.SetEscapeHTML(false)
+				if err := enc.Encode(&e); err != nil {
 					return false, err
 				}
+				js := bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
 				out = append(binary.AppendUvarint(out, uint64(len(js))), js...)
 				return true, nil
 			})

@@ -74,7 +74,7 @@ const (
 	maxChunkBytes = 64 << 10
 	// chunkFormat is the first byte of every chunk written: its events
 	// in transcript.Event's binary encoding. chunkFormatJSON is the one
-	// older builds wrote (each event as AppendStored's JSON), still read:
+	// older builds wrote (each event as encoding/json writes it), still read:
 	// a session's buffer may span an upgrade.
 	chunkFormat     = 2
 	chunkFormatJSON = 1

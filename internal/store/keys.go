@@ -75,8 +75,10 @@ import (
 // last seq], whatever chunks a crash may have left behind.
 //
 // A chunk holds consecutive events of one session, the ones one Ingest call
-// added (split at maxChunkBytes): a 0x01 format byte, the event count
-// (u32 BE), then per event its JSON length (uvarint) and JSON. It is keyed
+// added (split at maxChunkBytes): a format byte (0x02: each event in
+// transcript.Event's binary encoding; 0x01, from older builds: its JSON),
+// the event count (u32 BE), then per event its length (uvarint) and
+// encoding. It is keyed
 // by its LAST seq, so seeking to the key of seq s lands on the chunk that
 // holds s. Chunks rather than an entry per event because Badger charges a
 // transaction for every value under the value threshold (512 bytes) in

@@ -10,7 +10,9 @@ import (
 
 // AppendStored appends to dst the JSON of e exactly as a json.Encoder with
 // SetEscapeHTML(false) writes it, without Encode's newline: the encoding
-// the store keeps events in, which UnmarshalStored reads back. It is
+// older builds stored events in (chunk format 1), which UnmarshalStored
+// still reads. The store now writes Event.AppendBinary's; this stays here,
+// in a test file, as the reference for what older builds wrote. It was
 // written out by hand because encoding/json's reflection and string
 // escaping took up to a tenth of a backfill's CPU; the bytes must not
 // change, since events stored by earlier builds sit next to new ones, so
