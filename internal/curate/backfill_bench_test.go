@@ -1,15 +1,13 @@
-//go:build unix
-
 package curate
 
 import (
 	"fmt"
 	"path/filepath"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/medallionhq/medallion/internal/checkpoint"
+	"github.com/medallionhq/medallion/internal/cputime"
 	"github.com/medallionhq/medallion/internal/episode"
 	"github.com/medallionhq/medallion/internal/ingest/fixture"
 	"github.com/medallionhq/medallion/internal/medallion"
@@ -125,15 +123,9 @@ func benchmarkTier0(b *testing.B, eps []checkpoint.Episode, text int64) {
 // reportCPU starts counting the process's CPU time; the function it
 // returns reports it per op.
 func reportCPU(b *testing.B) func() {
-	start := cpuTime(b)
-	return func() { b.ReportMetric(float64(cpuTime(b)-start)/float64(b.N), "cpu-ns/op") }
-}
-
-// cpuTime is the process's user and system CPU time so far.
-func cpuTime(b *testing.B) time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		b.Fatal(err)
+	start, _ := cputime.Self()
+	return func() {
+		end, _ := cputime.Self()
+		b.ReportMetric(float64(end-start)/float64(b.N), "cpu-ns/op")
 	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

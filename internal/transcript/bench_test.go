@@ -5,10 +5,9 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"strings"
-	"syscall"
 	"testing"
-	"time"
 
+	"github.com/medallionhq/medallion/internal/cputime"
 	"github.com/medallionhq/medallion/internal/ingest/fixture"
 )
 
@@ -126,8 +125,11 @@ func benchmarkParse(b *testing.B, lines [][]byte) {
 	b.SetBytes(int64(size))
 	b.ReportAllocs()
 	events := 0
-	cpu := cpuTime(b)
-	defer func() { b.ReportMetric(float64(cpuTime(b)-cpu)/1e6/float64(b.N), "cpu-ms/op") }()
+	cpu, _ := cputime.Self()
+	defer func() {
+		end, _ := cputime.Self()
+		b.ReportMetric(float64(end-cpu)/1e6/float64(b.N), "cpu-ms/op")
+	}()
 	for b.Loop() {
 		p := NewClaudeCode(Options{})
 		var offset int64
@@ -161,15 +163,6 @@ func fixtureLines(size int) [][]byte {
 // Options.MaxText.
 func BenchmarkClaudeCodeFixture(b *testing.B) {
 	benchmarkParse(b, fixtureLines(20<<20))
-}
-
-// cpuTime is the CPU time the process has used, user and system.
-func cpuTime(b *testing.B) time.Duration {
-	var u syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &u); err != nil {
-		b.Fatal(err)
-	}
-	return time.Duration(u.Utime.Nano() + u.Stime.Nano())
 }
 
 // BenchmarkClaudeCodeState saves and restores the state of a parser at its
