@@ -1,0 +1,5 @@
+//go:build !race
+
+package curate
+
+const raceBuild = false
