@@ -84,8 +84,9 @@ func checkStored(t *testing.T, e *Event, fast bool) {
 
 // TestUnmarshalStoredParsed: every event the parsers make of our
 // transcript fixtures (and of the shared corpus, when present) reads back
-// by the fast path as json.Unmarshal reads it, and AppendStored encodes
-// it as encoding/json does.
+// by the fast path as json.Unmarshal reads it, AppendStored encodes it as
+// encoding/json does, and its binary encoding gives it back as its JSON
+// does.
 func TestUnmarshalStoredParsed(t *testing.T) {
 	paths, _ := filepath.Glob("testdata/transcripts/*/*.jsonl")
 	corpus, _ := filepath.Glob(filepath.Join("..", "..", "..", "shared", "corpus", "claude-code", "*.jsonl"))
@@ -110,6 +111,10 @@ func TestUnmarshalStoredParsed(t *testing.T) {
 			for _, e := range p.ParseLine([]byte(line), Position{Path: path, Offset: int64(i)}) {
 				checkStored(t, &e, true)
 				checkAppendStored(t, &e)
+				if !jsonExact(&e) {
+					t.Fatalf("%s: a parser made an event JSON does not hold: %+v", path, e)
+				}
+				checkBinary(t, &e)
 				events++
 			}
 		}
