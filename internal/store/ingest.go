@@ -31,13 +31,13 @@ const (
 	// refuses more with ErrBatchTooLarge before reading anything.
 	MaxIngestEvents = 8192
 	// MaxIngestBytes bounds the events a batch adds, encoded as stored;
-	// Ingest refuses more with ErrBatchTooLarge. It bounds
-	// the memory a batch holds rather than Badger's limit: chunks go to
-	// the value log. Stored events are about the size of the lines they
-	// came from or smaller (texts are capped) except for very short lines,
-	// so an ingester that reads a few MiB of lines per batch stays far
-	// below it. A single event larger than this can never be stored: the
-	// caller has to skip its line.
+	// Ingest refuses more with ErrBatchTooLarge. It bounds the memory a
+	// batch holds rather than Badger's limit: chunks go to the value log.
+	// Stored events are about the size of the lines they came from or
+	// smaller (texts are capped) except for very short lines, so an
+	// ingester that reads a few MiB of lines per batch stays far below it.
+	// A single event larger than this can never be stored: the caller has
+	// to skip its line.
 	MaxIngestBytes = 16 << 20
 	// MaxIngestSessions is how many sessions a batch within the two
 	// limits above may touch and still be sure to fit one transaction,

@@ -89,53 +89,35 @@ func (e *Event) AppendBinary(dst []byte) ([]byte, error) {
 	dst = binary.AppendUvarint(dst, uint64(len(e.FilePaths)))
 	dst = binary.AppendUvarint(dst, uint64(len(e.Todos)))
 	size := 0
-	e.eachShort(func(s string) { size += uvarintLen(len(s)) + len(s) })
+	e.eachShort(func(s *string) { size += uvarintLen(len(*s)) + len(*s) })
 	dst = binary.AppendUvarint(dst, uint64(size))
-	e.eachShort(func(s string) { dst = appendBinString(dst, s) })
+	e.eachShort(func(s *string) { dst = appendBinString(dst, *s) })
 	return appendBinString(dst, e.Text), nil
 }
 
-// eachShort calls fn with each short string of e, in the encoding's
-// order.
-func (e *Event) eachShort(fn func(string)) {
-	for _, s := range [...]string{e.ID, string(e.Kind), e.Subtype, e.SessionID, e.ParentSessionID,
-		e.AgentID, e.Agent, e.CWD, e.GitBranch, e.MessageID, e.Tool, e.ToolCallID} {
-		fn(s)
-	}
-	for _, p := range e.FilePaths {
+// eachShort calls fn with a pointer to each short string of e, in the
+// encoding's order: the encoder reads them, the decoder sets them (its
+// slices sized already), so the two cannot disagree on the order.
+func (e *Event) eachShort(fn func(*string)) {
+	for _, p := range [...]*string{&e.ID, (*string)(&e.Kind), &e.Subtype, &e.SessionID, &e.ParentSessionID,
+		&e.AgentID, &e.Agent, &e.CWD, &e.GitBranch, &e.MessageID, &e.Tool, &e.ToolCallID} {
 		fn(p)
 	}
-	fn(e.Command)
-	fn(e.Query)
-	fn(e.URL)
-	for i := range e.Todos {
-		fn(e.Todos[i].Content)
-		fn(e.Todos[i].Status)
-		fn(e.Todos[i].ActiveForm)
-	}
-	fn(e.Source.File)
-	fn(e.Source.Path)
-	fn(e.Source.Record)
-}
-
-// setShort sets each short string of e (slices sized already), in the
-// encoding's order, to what next returns.
-func (e *Event) setShort(next func() string) {
-	var kind string
-	for _, p := range [...]*string{&e.ID, &kind, &e.Subtype, &e.SessionID, &e.ParentSessionID,
-		&e.AgentID, &e.Agent, &e.CWD, &e.GitBranch, &e.MessageID, &e.Tool, &e.ToolCallID} {
-		*p = next()
-	}
-	e.Kind = Kind(kind)
 	for i := range e.FilePaths {
-		e.FilePaths[i] = next()
+		fn(&e.FilePaths[i])
 	}
-	e.Command, e.Query, e.URL = next(), next(), next()
+	fn(&e.Command)
+	fn(&e.Query)
+	fn(&e.URL)
 	for i := range e.Todos {
 		t := &e.Todos[i]
-		t.Content, t.Status, t.ActiveForm = next(), next(), next()
+		fn(&t.Content)
+		fn(&t.Status)
+		fn(&t.ActiveForm)
 	}
-	e.Source.File, e.Source.Path, e.Source.Record = next(), next(), next()
+	fn(&e.Source.File)
+	fn(&e.Source.Path)
+	fn(&e.Source.Record)
 }
 
 func uvarintLen(n int) int {
@@ -197,11 +179,11 @@ func (e *Event) UnmarshalBinary(data []byte) error {
 func (e *Event) setShortFrom(short []byte) error {
 	all := string(short)
 	d := binDecoder{rest: short}
-	e.setShort(func() string {
+	e.eachShort(func(s *string) {
 		n := d.count()
 		at := len(all) - len(d.rest)
 		d.rest = d.rest[n:]
-		return all[at : at+n]
+		*s = all[at : at+n]
 	})
 	if d.err == nil && len(d.rest) > 0 {
 		d.fail("short strings longer than their fields")
