@@ -1,6 +1,7 @@
 package curate
 
 import (
+	"maps"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -36,7 +37,8 @@ var scanFrags = []string{
 	"decided to", "DECİDED TO", "I chose", "going with", "instead of", "Rather Than", "switch to", "I'll use", "I’LL USE",
 	"we\u2019ll use", "we'll", "will track", "will trac\u212a", "opted", "decision", "chosen", "because", "so that",
 	"maybe", "let me", "Now ", "don't", "I don't want", "never", "must", "please", "ok", "go ahead with", "proceed with",
-	"do you", "can you", "what", "we should", "i prefer", "step 2: ", "looks like", "thanks", "hmmm", ",", ", ", " - ", "i'm checking", "this is likely", "?", "|", "a b c d e f", " the storage layer",
+	"do you", "can you", "Summary: ", "SUMMARY :", "ſtatus:", "What I Did: ", "changes made:", "Result", "**Status**: ", "wHAT WAS CHANGED :",
+	"Perfect!", "all set.", "Let me", "Now, I'll", "İ have", "</analysis>", "<tag>", "ſ", "’", "don’t", "_a.b/c-d", "You MUST", "Prefer", "Always ", "what", "we should", "i prefer", "step 2: ", "looks like", "thanks", "hmmm", ",", ", ", " - ", "i'm checking", "this is likely", "?", "|", "a b c d e f", " the storage layer",
 }
 
 // randomText joins up to n random fragments.
@@ -108,6 +110,31 @@ func checkSentenceScans(t *testing.T, s string) {
 		if got, want := classify(sentence{s, step}), oldClassify(sentence{s, step}); got != want {
 			t.Fatalf("classify(%q, step %v) = %v, was %v", s, step, got, want)
 		}
+	}
+	checkWordCuts(t, s)
+}
+
+// checkWordCuts fails t where a cut of s into words, or a trim of it as
+// a report's sentence, differs from its oracle.
+func checkWordCuts(t *testing.T, s string) {
+	t.Helper()
+	if got, want := words(s), oldWords(s); !slices.Equal(got, want) || (got == nil) != (want == nil) {
+		t.Fatalf("words(%q) = %q, was %q", s, got, want)
+	}
+	if got, want := normalize(s), oldNormalize(s); got != want {
+		t.Fatalf("normalize(%q) = %q, was %q", s, got, want)
+	}
+	if got, want := newSimText(s), oldNewSimText(s); got.norm != want.norm || !maps.Equal(got.words, want.words) {
+		t.Fatalf("newSimText(%q) = %v, was %v", s, got, want)
+	}
+	if got, want := strength(s), oldStrength(s); got != want {
+		t.Fatalf("strength(%q) = %v, was %v", s, got, want)
+	}
+	if got, want := reportLine(s), oldReportLine(s); got != want {
+		t.Fatalf("reportLine(%q) = %q, was %q", s, got, want)
+	}
+	if got, want := isReportFiller(s), oldIsReportFiller(s); got != want {
+		t.Fatalf("isReportFiller(%q) = %v, was %v", s, got, want)
 	}
 }
 
