@@ -5,6 +5,7 @@ import (
 	"unicode"
 
 	"github.com/medallionhq/medallion/internal/episode"
+	"github.com/medallionhq/medallion/internal/transcript"
 )
 
 // The sentence cutting and report trimming as they were before the ASCII
@@ -78,4 +79,67 @@ func oldReportLine(s string) string {
 
 func oldIsReportFiller(s string) bool {
 	return reportFiller.MatchString(strings.ToLower(s))
+}
+
+func oldUserSentences(text string) []sentence {
+	var out []sentence
+	inFence, closing := false, ""
+	for line := range strings.Lines(text) {
+		t := strings.TrimSpace(line)
+		switch {
+		case strings.HasPrefix(t, "```"):
+			inFence = !inFence
+			continue
+		case inFence:
+			continue
+		case closing != "":
+			if strings.Contains(t, closing) {
+				closing = ""
+			}
+			continue
+		}
+		if m := openTag.FindStringSubmatch(t); m != nil {
+			closing = "</" + m[1] + ">"
+			continue
+		}
+		if t == "" || pastedLine.MatchString(t) || emphasized.MatchString(t) || len(sourceRef.FindAllStringIndex(t, 2)) == 2 ||
+			transcript.IsElision(t) {
+			continue
+		}
+		t = strings.TrimLeft(t, "-*+ \t")
+		step := stepMarker.MatchString(t)
+		if step {
+			t = stepMarker.ReplaceAllString(t, "")
+		}
+		for _, s := range lineSentences(t) {
+			out = append(out, sentence{text: s, step: step})
+		}
+	}
+	return out
+}
+
+func oldLeftItems(text string) []string {
+	var out []string
+	in := false
+	for line := range strings.Lines(text) {
+		l := strings.TrimSpace(line)
+		switch {
+		case leftHeading.MatchString(l):
+			out, in = nil, true
+		case leftInline.MatchString(l):
+			out, in = []string{leftInline.FindStringSubmatch(l)[1]}, false
+		case in && l == "":
+			in = len(out) == 0 // a blank line before the list, not after it
+		case in:
+			m := listItem.FindStringSubmatch(l)
+			if m == nil {
+				in = false
+				continue
+			}
+			if item := strings.Trim(strings.TrimSpace(m[1]), "*_ "); len(content(item)) >= minContentWords && len(out) < maxLeft {
+				out = append(out, item)
+			}
+		}
+	}
+	return out
 }

@@ -120,16 +120,27 @@ const labelHeads = "swcr\xc5"
 // off is what ReplaceAllString did; a sentence whose first byte no label
 // starts with is not searched.
 func trimReportLabel(s string) string {
-	if s == "" {
-		return s
-	}
-	if c := s[0]; strings.IndexByte(labelHeads, c) < 0 && ('A' > c || c > 'Z' || strings.IndexByte(labelHeads, c+'a'-'A') < 0) {
+	if !opensWith(s, labelHeads) {
 		return s
 	}
 	if loc := reportLabel.FindStringIndex(s); loc != nil {
 		return s[loc[1]:]
 	}
 	return s
+}
+
+// opensWith reports whether the first byte of s, an ASCII letter lowered,
+// is one of heads: a check that s cannot match a regexp anchored at its
+// start before running it.
+func opensWith(s, heads string) bool {
+	if s == "" {
+		return false
+	}
+	c := s[0]
+	if 'A' <= c && c <= 'Z' {
+		c += 'a' - 'A'
+	}
+	return strings.IndexByte(heads, c) >= 0
 }
 
 // hasChoiceCue reports whether s, lowered, holds one of choiceCues.

@@ -571,6 +571,37 @@ var (
 	openTag = regexp.MustCompile(`^<([A-Za-z][\w-]*)[^>/]*>$`)
 )
 
+// The first bytes of what the patterns anchored at a line's start match
+// (the long s, U+017F, folds to "s" in stepMarker), and the bytes a line
+// needs for pastedLine's other forms and for sourceRef: each regexp runs
+// only on a line that can match it, few do.
+const (
+	stepHeads   = "s0123456789\xc5"
+	pastedHeads = ">#|<a[0123456789"
+)
+
+// openTagName is the name of openTag on line t, or "".
+func openTagName(t string) string {
+	if !strings.HasPrefix(t, "<") || !strings.HasSuffix(t, ">") {
+		return ""
+	}
+	if m := openTag.FindStringSubmatch(t); m != nil {
+		return m[1]
+	}
+	return ""
+}
+
+// pasted reports whether line t, not empty, is pasted material: a
+// pastedLine, an emphasized label or a line with two sourceRefs. Where
+// pastedLine matches other than at its heads, and each sourceRef, it
+// matches a ':'.
+func pasted(t string) bool {
+	colon := strings.IndexByte(t, ':') >= 0
+	return (colon || strings.IndexByte(pastedHeads, t[0]) >= 0) && pastedLine.MatchString(t) ||
+		(t[0] == '*' || t[0] == '_') && emphasized.MatchString(t) ||
+		colon && len(sourceRef.FindAllStringIndex(t, 2)) == 2
+}
+
 // userSentences splits a prompt into the sentences the user wrote: fenced
 // code, quotes, markup blocks and other pasted lines are skipped, and the
 // sentences of a numbered step are marked.
@@ -591,16 +622,15 @@ func userSentences(text string) []sentence {
 			}
 			continue
 		}
-		if m := openTag.FindStringSubmatch(t); m != nil {
-			closing = "</" + m[1] + ">"
+		if tag := openTagName(t); tag != "" {
+			closing = "</" + tag + ">"
 			continue
 		}
-		if t == "" || pastedLine.MatchString(t) || emphasized.MatchString(t) || len(sourceRef.FindAllStringIndex(t, 2)) == 2 ||
-			transcript.IsElision(t) {
+		if t == "" || pasted(t) || transcript.IsElision(t) {
 			continue
 		}
 		t = strings.TrimLeft(t, "-*+ \t")
-		step := stepMarker.MatchString(t)
+		step := opensWith(t, stepHeads) && stepMarker.MatchString(t)
 		if step {
 			t = stepMarker.ReplaceAllString(t, "")
 		}
