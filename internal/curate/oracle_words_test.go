@@ -143,3 +143,7 @@ func oldLeftItems(text string) []string {
 	}
 	return out
 }
+
+func oldIsPlan(text string) bool {
+	return strings.Count(text, "- [ ]")+strings.Count(strings.ToLower(text), "not started") >= minPlanSteps
+}

@@ -41,6 +41,7 @@ var scanFrags = []string{
 	"Next steps:", "## Remaining work", "**Known Kimitations**", "- run the migration on staging", "ſtill open:", "NEXT STEP: deploy it to the cluster",
 	"TODO: add the tests for the parser", "\n2. ", "3) ", "Step 2 - ", "ſTEP 1: ", "<details>", "</details>", "<context a=\"1\">", "> ", "# ", "| a |",
 	"at foo (x.js:1)", "at https://x", "2024-01-02 10:00", "[12:30", "[INFO] ", "app.tsx:12:5 ", "x @ chunk.js:11570", "**Note**", "_⚠️ Potential issue_",
+	"not started", "NOT STARTED", "Not ſtarted", "nOt StArTeD", "- [ ]", "- [x]", "[main 1a2b3c4] fix the parser\n 1 file changed", "[", " changed",
 	"Perfect!", "all set.", "Let me", "Now, I'll", "İ have", "</analysis>", "<tag>", "ſ", "’", "don’t", "_a.b/c-d", "You MUST", "Prefer", "Always ", "what", "we should", "i prefer", "step 2: ", "looks like", "thanks", "hmmm", ",", ", ", " - ", "i'm checking", "this is likely", "?", "|", "a b c d e f", " the storage layer",
 }
 
@@ -67,6 +68,7 @@ var scanLines = []string{
 	"Step 2: fix the parser", "step 3 - run the tests", "ſTEP 1: read the file", "STEP 4) go", "12. keep the writer", "9) keep it", "3) use tabs",
 	"<details>", "</details>", "<context a=\"1\">", "<br/>", "> quoted text", "# heading", "###### h6", "| a | b |", "at foo (bar)", "at foo (x.js:1)",
 	"at https://x.y", "at app.js:12", "2024-01-02 10:00 started", "[2024-01-02T10:00", "[12:30] x", "[INFO] started", "x @ chunk.js:11570",
+	"[main 1a2b3c4] fix the parser", "[main (root-commit) abcdef0] init", " 2 files changed, 3 insertions(+)", "- [ ] Not Started",
 	"lib/a.ex:3:5 warning", "app.tsx:12:5 and b.go:3", "**Note**", "_⚠️ Potential issue_", "__init__", "Please never commit to main.", "```", "…",
 }
 
@@ -131,6 +133,12 @@ func checkScans(t *testing.T, text string) {
 	}
 	if got, want := leftItems(text), oldLeftItems(text); !slices.Equal(got, want) {
 		t.Fatalf("leftItems(%q) = %q, was %q", text, got, want)
+	}
+	if got, want := isPlan(text), oldIsPlan(text); got != want {
+		t.Fatalf("isPlan(%q) = %v, was %v", text, got, want)
+	}
+	if !mayReportCommit(text) && commitLine.MatchString(text) {
+		t.Fatalf("mayReportCommit(%q) = false, and commitLine matches", text)
 	}
 	checkSentenceScans(t, text)
 }
