@@ -1,6 +1,7 @@
 package curate
 
 import (
+	"regexp"
 	"strings"
 	"unicode"
 
@@ -146,4 +147,25 @@ func oldLeftItems(text string) []string {
 
 func oldIsPlan(text string) bool {
 	return strings.Count(text, "- [ ]")+strings.Count(strings.ToLower(text), "not started") >= minPlanSteps
+}
+
+var oldClauseSep = regexp.MustCompile(`,\s|:\s|\s[-–—]+\s`)
+
+func oldClauseWords(s string) []string {
+	var ws []string
+	parts := []string{s}
+	if strings.ContainsAny(s, ",:-–—") { // what clauseSep needs; most sentences have none
+		parts = oldClauseSep.Split(s, -1)
+	}
+	for i, part := range parts {
+		if i > 0 {
+			ws = append(ws, ",")
+		}
+		for _, w := range words(part) {
+			if w = clean(w); w != "" {
+				ws = append(ws, w)
+			}
+		}
+	}
+	return ws
 }

@@ -42,6 +42,7 @@ var scanFrags = []string{
 	"TODO: add the tests for the parser", "\n2. ", "3) ", "Step 2 - ", "ſTEP 1: ", "<details>", "</details>", "<context a=\"1\">", "> ", "# ", "| a |",
 	"at foo (x.js:1)", "at https://x", "2024-01-02 10:00", "[12:30", "[INFO] ", "app.tsx:12:5 ", "x @ chunk.js:11570", "**Note**", "_⚠️ Potential issue_",
 	"not started", "NOT STARTED", "Not ſtarted", "nOt StArTeD", "- [ ]", "- [x]", "[main 1a2b3c4] fix the parser\n 1 file changed", "[", " changed",
+	" - ", " -- ", "\t–\t", " — ", " —– x", " -—", ":\n", ",\f", ", ", ":\v", " \xe2\x80 ", "-\xe2\x80\x93 ",
 	"Perfect!", "all set.", "Let me", "Now, I'll", "İ have", "</analysis>", "<tag>", "ſ", "’", "don’t", "_a.b/c-d", "You MUST", "Prefer", "Always ", "what", "we should", "i prefer", "step 2: ", "looks like", "thanks", "hmmm", ",", ", ", " - ", "i'm checking", "this is likely", "?", "|", "a b c d e f", " the storage layer",
 }
 
@@ -165,6 +166,9 @@ func checkSentenceScans(t *testing.T, s string) {
 // a report's sentence, differs from its oracle.
 func checkWordCuts(t *testing.T, s string) {
 	t.Helper()
+	if got, want := clauseWords(s), oldClauseWords(s); !slices.Equal(got, want) {
+		t.Fatalf("clauseWords(%q) = %q, was %q", s, got, want)
+	}
 	if got, want := words(s), oldWords(s); !slices.Equal(got, want) || (got == nil) != (want == nil) {
 		t.Fatalf("words(%q) = %q, was %q", s, got, want)
 	}

@@ -1,6 +1,7 @@
 package curate
 
 import (
+	"iter"
 	"regexp"
 	"slices"
 	"strings"
@@ -219,19 +220,11 @@ func opening(s string) []string {
 	}
 }
 
-// clauseSep splits a sentence at the ends of its clauses: a comma, a
-// colon, a dash between spaces.
-var clauseSep = regexp.MustCompile(`,\s|:\s|\s[-–—]+\s`)
-
 // clauseWords is a sentence's words (words in contradict.go), with a ","
 // where a clause ends.
 func clauseWords(s string) []string {
 	var ws []string
-	parts := []string{s}
-	if strings.ContainsAny(s, ",:-–—") { // what clauseSep needs; most sentences have none
-		parts = clauseSep.Split(s, -1)
-	}
-	for i, part := range parts {
+	for i, part := range clauses(s) {
 		if i > 0 {
 			ws = append(ws, ",")
 		}
@@ -243,6 +236,56 @@ func clauseWords(s string) []string {
 	}
 	return ws
 }
+
+// clauses yields the clauses of a sentence, numbered: the text between
+// the ends of its clauses, a comma or colon before a space, a run of
+// dashes between spaces (the regexp `,\s|:\s|\s[-–—]+\s` splitting it,
+// found byte by byte).
+func clauses(s string) iter.Seq2[int, string] {
+	return func(yield func(int, string) bool) {
+		n, beg := 0, 0
+		for i := 0; i < len(s); i++ {
+			end := clauseEnd(s, i)
+			if end < 0 {
+				continue
+			}
+			if !yield(n, s[beg:i]) {
+				return
+			}
+			n, beg, i = n+1, end, end-1
+		}
+		yield(n, s[beg:])
+	}
+}
+
+// clauseEnd returns the end of the clause separator at s[i], or -1.
+func clauseEnd(s string, i int) int {
+	switch c := s[i]; {
+	case c == ',' || c == ':':
+		if i+1 < len(s) && reSpace(s[i+1]) {
+			return i + 2
+		}
+	case reSpace(c):
+		j := i + 1
+		for j < len(s) {
+			if s[j] == '-' {
+				j++
+				continue
+			}
+			if !strings.HasPrefix(s[j:], "–") && !strings.HasPrefix(s[j:], "—") {
+				break
+			}
+			j += len("–")
+		}
+		if j > i+1 && j < len(s) && reSpace(s[j]) {
+			return j + 1
+		}
+	}
+	return -1
+}
+
+// reSpace reports whether c is a space as a regexp's \s means it.
+func reSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\f' || c == '\r' }
 
 var politeModals = map[string]bool{"can": true, "could": true, "would": true, "will": true}
 
