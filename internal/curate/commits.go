@@ -55,15 +55,22 @@ var messageFlag = regexp.MustCompile(`(?:^|\s)(?:-[a-zA-Z]*m|--message)(?:=|\s*)
 // "git -C dir commit").
 var commitCall = regexp.MustCompile(`\bgit(?:\s+-C\s+\S+)?\s+commit\b`)
 
+// mayReportCommit reports whether text holds what commitLine needs: a
+// line that opens with '[', and " changed". A search for them is far
+// cheaper than the pattern over the long outputs most results are, the
+// rare '[' cheapest; the pattern, anchored at each line, would try every
+// line of an output with a '[' elsewhere.
+func mayReportCommit(text string) bool {
+	return strings.IndexByte(text, '[') >= 0 && strings.Contains(text, " changed") &&
+		(text[0] == '[' || strings.Contains(text, "\n["))
+}
+
 // commits turns every confirmed commit of the episode into a decision;
 // a commit amended or redone with the same subject keeps one.
 func (x *extractor) commits(it *Items) {
 	for i := range x.ep.Events {
 		r := &x.ep.Events[i].Event
-		// A '[' and " changed" first: the pattern needs them, and a
-		// search for them is far cheaper over the long outputs most
-		// results are (the rare '[' cheapest).
-		if r.Kind != transcript.KindToolResult || failed(r) || strings.IndexByte(r.Text, '[') < 0 || !strings.Contains(r.Text, " changed") {
+		if r.Kind != transcript.KindToolResult || failed(r) || !mayReportCommit(r.Text) {
 			continue
 		}
 		m := commitLine.FindStringSubmatch(r.Text)

@@ -35,6 +35,9 @@ var cueWords = map[string]bool{
 // words lower-cases s into words of letters, digits and apostrophes
 // (so "don't" stays one word); curly apostrophes count as straight ones.
 func words(s string) []string {
+	if ws, ok := asciiFields(s, wordChars); ok {
+		return ws // no curly apostrophes in ASCII
+	}
 	s = strings.ReplaceAll(strings.ToLower(s), "\u2019", "'")
 	return strings.FieldsFunc(s, func(r rune) bool {
 		return !(unicode.IsLetter(r) || unicode.IsDigit(r) || r == '\'' || r == '_' || r == '.' || r == '/' || r == '-')

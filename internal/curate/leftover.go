@@ -28,6 +28,11 @@ var (
 		`[^:.!?]{0,40}:?\s*(?:\*\*|__)?\s*:?$`)
 	// leftInline is a line that names what is left after its label.
 	leftInline = regexp.MustCompile(`(?i)^(?:\*\*|__)?(?:next steps?|remaining|still to do|left to do|todo)(?:\*\*|__)?:(?:\*\*|__)?\s+(.{12,})$`)
+	// leftHeads are the first bytes of what leftHeading or leftInline
+	// matches, ASCII letters lowered: the marks, the words' first letters,
+	// the first bytes of the long s (U+017F) and the Kelvin sign (U+212A),
+	// which fold to "s" and "k".
+	leftHeads = "#*_spronwlftk\xc5\xe2"
 	// listItem is a bullet or numbered line of a list.
 	listItem = regexp.MustCompile(`^(?:[-*•+]|\d+[.)])\s+(.+)$`)
 )
@@ -53,10 +58,11 @@ func leftItems(text string) []string {
 	in := false
 	for line := range strings.Lines(text) {
 		l := strings.TrimSpace(line)
+		label := opensWith(l, leftHeads)
 		switch {
-		case leftHeading.MatchString(l):
+		case label && leftHeading.MatchString(l):
 			out, in = nil, true
-		case leftInline.MatchString(l):
+		case label && leftInline.MatchString(l):
 			out, in = []string{leftInline.FindStringSubmatch(l)[1]}, false
 		case in && l == "":
 			in = len(out) == 0 // a blank line before the list, not after it

@@ -3,6 +3,8 @@ package curate
 import (
 	"regexp"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/medallionhq/medallion/internal/transcript"
 )
@@ -45,7 +47,7 @@ func (x *extractor) report(it *Items) {
 				break
 			}
 			s = reportLine(s)
-			if s == "" || reportFiller.MatchString(strings.ToLower(s)) {
+			if s == "" || isReportFiller(s) {
 				continue
 			}
 			if opening < reportOpening || hasChoiceCue(s) {
@@ -68,6 +70,21 @@ func (x *extractor) report(it *Items) {
 // report is taken after these, so it says what was done.
 var reportFiller = regexp.MustCompile(`^(?:(?:perfect|great|excellent|good|done|all set|got it|ok(?:ay)?|sure|alright|awesome)\b[\s.!,:]*$|(?:now,? )?let me\b|(?:now,? )?i(?:'ll| will| have| can| need| understand| see)\b|</?[a-z_]+>$)`)
 
+// fillerHeads are the first bytes of what reportFiller matches.
+const fillerHeads = "pgedaosnli<"
+
+// isReportFiller reports whether s, lowered, is reportFiller. Most
+// sentences open with a letter no filler opens with: they are told by
+// their first rune lowered, without lowering the whole sentence for the
+// regexp.
+func isReportFiller(s string) bool {
+	r, _ := utf8.DecodeRuneInString(s)
+	if r = unicode.ToLower(r); r >= utf8.RuneSelf || strings.IndexByte(fillerHeads, byte(r)) < 0 {
+		return false
+	}
+	return reportFiller.MatchString(strings.ToLower(s))
+}
+
 // minReportLineWords is the fewest words a line of the report needs: "1.",
 // "✅" or "Changes made" head a list, they do not report.
 const minReportLineWords = 3
@@ -86,11 +103,44 @@ var unbold = strings.NewReplacer("**", "")
 // heading, a harness directive ("::git-commit{…}").
 func reportLine(s string) string {
 	s = strings.TrimSpace(unbold.Replace(s))
-	s = reportLabel.ReplaceAllString(s, "")
+	s = trimReportLabel(s)
 	if strings.HasPrefix(s, "::") || strings.HasPrefix(s, "#") || strings.HasSuffix(s, ":") || fewerWords(s, minReportLineWords) {
 		return ""
 	}
 	return s
+}
+
+// labelHeads are the first bytes of what reportLabel matches, lowered
+// for ASCII;
+// 0xc5 leads the long s (U+017F), which folds to "s".
+const labelHeads = "swcr\xc5"
+
+// trimReportLabel is s without reportLabel. The label is anchored at the
+// start and cannot match again after itself, so cutting its one match
+// off is what ReplaceAllString did; a sentence whose first byte no label
+// starts with is not searched.
+func trimReportLabel(s string) string {
+	if !opensWith(s, labelHeads) {
+		return s
+	}
+	if loc := reportLabel.FindStringIndex(s); loc != nil {
+		return s[loc[1]:]
+	}
+	return s
+}
+
+// opensWith reports whether the first byte of s, an ASCII letter lowered,
+// is one of heads: a check that s cannot match a regexp anchored at its
+// start before running it.
+func opensWith(s, heads string) bool {
+	if s == "" {
+		return false
+	}
+	c := s[0]
+	if 'A' <= c && c <= 'Z' {
+		c += 'a' - 'A'
+	}
+	return strings.IndexByte(heads, c) >= 0
 }
 
 // hasChoiceCue reports whether s, lowered, holds one of choiceCues.

@@ -1,6 +1,7 @@
 package curate
 
 import (
+	"maps"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -36,7 +37,13 @@ var scanFrags = []string{
 	"decided to", "DECİDED TO", "I chose", "going with", "instead of", "Rather Than", "switch to", "I'll use", "I’LL USE",
 	"we\u2019ll use", "we'll", "will track", "will trac\u212a", "opted", "decision", "chosen", "because", "so that",
 	"maybe", "let me", "Now ", "don't", "I don't want", "never", "must", "please", "ok", "go ahead with", "proceed with",
-	"do you", "can you", "what", "we should", "i prefer", "step 2: ", "looks like", "thanks", "hmmm", ",", ", ", " - ", "i'm checking", "this is likely", "?", "|", "a b c d e f", " the storage layer",
+	"do you", "can you", "Summary: ", "SUMMARY :", "ſtatus:", "What I Did: ", "changes made:", "Result", "**Status**: ", "wHAT WAS CHANGED :",
+	"Next steps:", "## Remaining work", "**Known Kimitations**", "- run the migration on staging", "ſtill open:", "NEXT STEP: deploy it to the cluster",
+	"TODO: add the tests for the parser", "\n2. ", "3) ", "Step 2 - ", "ſTEP 1: ", "<details>", "</details>", "<context a=\"1\">", "> ", "# ", "| a |",
+	"at foo (x.js:1)", "at https://x", "2024-01-02 10:00", "[12:30", "[INFO] ", "app.tsx:12:5 ", "x @ chunk.js:11570", "**Note**", "_⚠️ Potential issue_",
+	"not started", "NOT STARTED", "Not ſtarted", "nOt StArTeD", "- [ ]", "- [x]", "[main 1a2b3c4] fix the parser\n 1 file changed", "[", " changed",
+	" - ", " -- ", "\t–\t", " — ", " —– x", " -—", ":\n", ",\f", ", ", ":\v", " \xe2\x80 ", "-\xe2\x80\x93 ",
+	"Perfect!", "all set.", "Let me", "Now, I'll", "İ have", "</analysis>", "<tag>", "ſ", "’", "don’t", "_a.b/c-d", "You MUST", "Prefer", "Always ", "what", "we should", "i prefer", "step 2: ", "looks like", "thanks", "hmmm", ",", ", ", " - ", "i'm checking", "this is likely", "?", "|", "a b c d e f", " the storage layer",
 }
 
 // randomText joins up to n random fragments.
@@ -44,6 +51,37 @@ func randomText(r *rand.Rand, n int) string {
 	var b strings.Builder
 	for range r.IntN(n) {
 		b.WriteString(scanFrags[r.IntN(len(scanFrags))])
+	}
+	return b.String()
+}
+
+// scanLines are whole lines of the kinds the line tests tell apart: the
+// headings and labels of a list of what is left (with the long s and the
+// Kelvin sign, which fold to ASCII letters), list items, pasted material,
+// markup and steps, in several cases.
+var scanLines = []string{
+	"Next steps:", "NEXT STEPS", "## Remaining work", "**Known issues**", "Known limitations:", "Known issues:", "KNOWN LIMITATIONS",
+	"ſtill open:", "Still to do:", "What's left:", "Not yet implemented:", "Follow-ups:", "todo", "Open items:", "Left to do:", "Suggested next steps:",
+	"Possible follow ups", "Recommended next step:", "Limitations:", "Next step: run the migration on staging today", "ſtill to do: wire the parser into the daemon",
+	"TODO: add the tests for the parser and the writer", "Remaining: the storage layer and its tests", "left to do: port the writer to the new format please",
+	"- run the migration on staging before the release", "* add the storage layer tests for the writer", "1. port the writer to the new format", "2) x",
+	"• document the new flag in the readme file", "", "   ", "Some prose line that is not a list.", "Done.",
+	"Step 2: fix the parser", "step 3 - run the tests", "ſTEP 1: read the file", "STEP 4) go", "12. keep the writer", "9) keep it", "3) use tabs",
+	"<details>", "</details>", "<context a=\"1\">", "<br/>", "> quoted text", "# heading", "###### h6", "| a | b |", "at foo (bar)", "at foo (x.js:1)",
+	"at https://x.y", "at app.js:12", "2024-01-02 10:00 started", "[2024-01-02T10:00", "[12:30] x", "[INFO] started", "x @ chunk.js:11570",
+	"[main 1a2b3c4] fix the parser", "[main (root-commit) abcdef0] init", " 2 files changed, 3 insertions(+)", "- [ ] Not Started",
+	"lib/a.ex:3:5 warning", "app.tsx:12:5 and b.go:3", "**Note**", "_⚠️ Potential issue_", "__init__", "Please never commit to main.", "```", "…",
+}
+
+// randomLines joins up to n random lines, some with fragments added.
+func randomLines(r *rand.Rand, n int) string {
+	var b strings.Builder
+	for range r.IntN(n) {
+		b.WriteString(scanLines[r.IntN(len(scanLines))])
+		if r.IntN(4) == 0 {
+			b.WriteString(randomText(r, 3))
+		}
+		b.WriteByte('\n')
 	}
 	return b.String()
 }
@@ -91,6 +129,18 @@ func checkScans(t *testing.T, text string) {
 			t.Fatalf("textFailure(%q) = %v, was %v", text, got, want)
 		}
 	}
+	if got, want := userSentences(text), oldUserSentences(text); !slices.Equal(got, want) {
+		t.Fatalf("userSentences(%q) = %v, was %v", text, got, want)
+	}
+	if got, want := leftItems(text), oldLeftItems(text); !slices.Equal(got, want) {
+		t.Fatalf("leftItems(%q) = %q, was %q", text, got, want)
+	}
+	if got, want := isPlan(text), oldIsPlan(text); got != want {
+		t.Fatalf("isPlan(%q) = %v, was %v", text, got, want)
+	}
+	if !mayReportCommit(text) && commitLine.MatchString(text) {
+		t.Fatalf("mayReportCommit(%q) = false, and commitLine matches", text)
+	}
 	checkSentenceScans(t, text)
 }
 
@@ -109,6 +159,34 @@ func checkSentenceScans(t *testing.T, s string) {
 			t.Fatalf("classify(%q, step %v) = %v, was %v", s, step, got, want)
 		}
 	}
+	checkWordCuts(t, s)
+}
+
+// checkWordCuts fails t where a cut of s into words, or a trim of it as
+// a report's sentence, differs from its oracle.
+func checkWordCuts(t *testing.T, s string) {
+	t.Helper()
+	if got, want := clauseWords(s), oldClauseWords(s); !slices.Equal(got, want) {
+		t.Fatalf("clauseWords(%q) = %q, was %q", s, got, want)
+	}
+	if got, want := words(s), oldWords(s); !slices.Equal(got, want) || (got == nil) != (want == nil) {
+		t.Fatalf("words(%q) = %q, was %q", s, got, want)
+	}
+	if got, want := normalize(s), oldNormalize(s); got != want {
+		t.Fatalf("normalize(%q) = %q, was %q", s, got, want)
+	}
+	if got, want := newSimText(s), oldNewSimText(s); got.norm != want.norm || !maps.Equal(got.words, want.words) {
+		t.Fatalf("newSimText(%q) = %v, was %v", s, got, want)
+	}
+	if got, want := strength(s), oldStrength(s); got != want {
+		t.Fatalf("strength(%q) = %v, was %v", s, got, want)
+	}
+	if got, want := reportLine(s), oldReportLine(s); got != want {
+		t.Fatalf("reportLine(%q) = %q, was %q", s, got, want)
+	}
+	if got, want := isReportFiller(s), oldIsReportFiller(s); got != want {
+		t.Fatalf("isReportFiller(%q) = %v, was %v", s, got, want)
+	}
 }
 
 func TestScansMatchOld(t *testing.T) {
@@ -119,6 +197,7 @@ func TestScansMatchOld(t *testing.T) {
 	}
 	for range n {
 		checkScans(t, randomText(r, 40))
+		checkScans(t, randomLines(r, 12))
 	}
 }
 
@@ -261,6 +340,7 @@ func FuzzScans(f *testing.F) {
 	r := rand.New(rand.NewPCG(4, 4))
 	for range 50 {
 		f.Add(randomText(r, 20))
+		f.Add(randomLines(r, 8))
 	}
 	f.Add("2 faİled\nerror: x")
 	f.Add("FAİLED\n\u212a\nTraceback (most recent call last):\nValueError: x")

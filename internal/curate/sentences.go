@@ -40,9 +40,7 @@ func strength(s string) cue {
 	if episode.IsCorrection(s) {
 		return strong
 	}
-	words := strings.FieldsFunc(strings.ToLower(s), func(r rune) bool {
-		return !(unicode.IsLetter(r) || unicode.IsDigit(r) || r == '\'' || r == '\u2019')
-	})
+	words := strengthWords(s)
 	for len(words) > 0 && (words[0] == "please" || words[0] == "and" || words[0] == "also" || words[0] == "but") {
 		words = words[1:]
 	}
@@ -64,6 +62,17 @@ func strength(s string) cue {
 		}
 	}
 	return none
+}
+
+// strengthWords is the lowered words strength weighs: letters, digits and
+// apostrophes, straight or curly.
+func strengthWords(s string) []string {
+	if ws, ok := asciiFields(s, strengthChars); ok {
+		return ws
+	}
+	return strings.FieldsFunc(strings.ToLower(s), func(r rune) bool {
+		return !(unicode.IsLetter(r) || unicode.IsDigit(r) || r == '\'' || r == '\u2019')
+	})
 }
 
 // sentences splits a prompt into trimmed sentences; fenced code is skipped.

@@ -10,9 +10,17 @@ import (
 // separated by single spaces, so that texts differing only in case, space
 // or punctuation compare equal.
 func normalize(s string) string {
-	return strings.Join(strings.FieldsFunc(strings.ToLower(s), func(r rune) bool {
+	return strings.Join(normalWords(s), " ")
+}
+
+// normalWords is the words normalize joins.
+func normalWords(s string) []string {
+	if ws, ok := asciiFields(s, normalChars); ok {
+		return ws
+	}
+	return strings.FieldsFunc(strings.ToLower(s), func(r rune) bool {
 		return !(unicode.IsLetter(r) || unicode.IsDigit(r))
-	}), " ")
+	})
 }
 
 // similarThreshold is the Jaccard similarity of word sets above which two
@@ -32,9 +40,15 @@ type simText struct {
 	words map[string]bool
 }
 
+// newSimText cuts s into words once: the words of its normal form, which
+// are its words joined by single spaces, are those words again.
 func newSimText(s string) simText {
-	n := normalize(s)
-	return simText{norm: n, words: wordSet(n)}
+	ws := normalWords(s)
+	set := make(map[string]bool, len(ws))
+	for _, w := range ws {
+		set[w] = true
+	}
+	return simText{norm: strings.Join(ws, " "), words: set}
 }
 
 func (a simText) similar(b simText) bool {
@@ -87,14 +101,6 @@ func dedupTexts(items []Text) []Text {
 		}
 		out = append(out, it)
 		kept = append(kept, st)
-	}
-	return out
-}
-
-func wordSet(s string) map[string]bool {
-	out := map[string]bool{}
-	for _, w := range strings.Fields(s) {
-		out[w] = true
 	}
 	return out
 }

@@ -1,6 +1,7 @@
 package curate
 
 import (
+	"iter"
 	"regexp"
 	"slices"
 	"strings"
@@ -219,19 +220,11 @@ func opening(s string) []string {
 	}
 }
 
-// clauseSep splits a sentence at the ends of its clauses: a comma, a
-// colon, a dash between spaces.
-var clauseSep = regexp.MustCompile(`,\s|:\s|\s[-–—]+\s`)
-
 // clauseWords is a sentence's words (words in contradict.go), with a ","
 // where a clause ends.
 func clauseWords(s string) []string {
 	var ws []string
-	parts := []string{s}
-	if strings.ContainsAny(s, ",:-–—") { // what clauseSep needs; most sentences have none
-		parts = clauseSep.Split(s, -1)
-	}
-	for i, part := range parts {
+	for i, part := range clauses(s) {
 		if i > 0 {
 			ws = append(ws, ",")
 		}
@@ -243,6 +236,56 @@ func clauseWords(s string) []string {
 	}
 	return ws
 }
+
+// clauses yields the clauses of a sentence, numbered: the text between
+// the ends of its clauses, a comma or colon before a space, a run of
+// dashes between spaces (the regexp `,\s|:\s|\s[-–—]+\s` splitting it,
+// found byte by byte).
+func clauses(s string) iter.Seq2[int, string] {
+	return func(yield func(int, string) bool) {
+		n, beg := 0, 0
+		for i := 0; i < len(s); i++ {
+			end := clauseEnd(s, i)
+			if end < 0 {
+				continue
+			}
+			if !yield(n, s[beg:i]) {
+				return
+			}
+			n, beg, i = n+1, end, end-1
+		}
+		yield(n, s[beg:])
+	}
+}
+
+// clauseEnd returns the end of the clause separator at s[i], or -1.
+func clauseEnd(s string, i int) int {
+	switch c := s[i]; {
+	case c == ',' || c == ':':
+		if i+1 < len(s) && reSpace(s[i+1]) {
+			return i + 2
+		}
+	case reSpace(c):
+		j := i + 1
+		for j < len(s) {
+			if s[j] == '-' {
+				j++
+				continue
+			}
+			if !strings.HasPrefix(s[j:], "–") && !strings.HasPrefix(s[j:], "—") {
+				break
+			}
+			j += len("–")
+		}
+		if j > i+1 && j < len(s) && reSpace(s[j]) {
+			return j + 1
+		}
+	}
+	return -1
+}
+
+// reSpace reports whether c is a space as a regexp's \s means it.
+func reSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\f' || c == '\r' }
 
 var politeModals = map[string]bool{"can": true, "could": true, "would": true, "will": true}
 
@@ -571,6 +614,37 @@ var (
 	openTag = regexp.MustCompile(`^<([A-Za-z][\w-]*)[^>/]*>$`)
 )
 
+// The first bytes of what the patterns anchored at a line's start match
+// (the long s, U+017F, folds to "s" in stepMarker), and the bytes a line
+// needs for pastedLine's other forms and for sourceRef: each regexp runs
+// only on a line that can match it, few do.
+const (
+	stepHeads   = "s0123456789\xc5"
+	pastedHeads = ">#|<a[0123456789"
+)
+
+// openTagName is the name of openTag on line t, or "".
+func openTagName(t string) string {
+	if !strings.HasPrefix(t, "<") || !strings.HasSuffix(t, ">") {
+		return ""
+	}
+	if m := openTag.FindStringSubmatch(t); m != nil {
+		return m[1]
+	}
+	return ""
+}
+
+// pasted reports whether line t, not empty, is pasted material: a
+// pastedLine, an emphasized label or a line with two sourceRefs. Where
+// pastedLine matches other than at its heads, and each sourceRef, it
+// matches a ':'.
+func pasted(t string) bool {
+	colon := strings.IndexByte(t, ':') >= 0
+	return (colon || strings.IndexByte(pastedHeads, t[0]) >= 0) && pastedLine.MatchString(t) ||
+		(t[0] == '*' || t[0] == '_') && emphasized.MatchString(t) ||
+		colon && len(sourceRef.FindAllStringIndex(t, 2)) == 2
+}
+
 // userSentences splits a prompt into the sentences the user wrote: fenced
 // code, quotes, markup blocks and other pasted lines are skipped, and the
 // sentences of a numbered step are marked.
@@ -591,16 +665,15 @@ func userSentences(text string) []sentence {
 			}
 			continue
 		}
-		if m := openTag.FindStringSubmatch(t); m != nil {
-			closing = "</" + m[1] + ">"
+		if tag := openTagName(t); tag != "" {
+			closing = "</" + tag + ">"
 			continue
 		}
-		if t == "" || pastedLine.MatchString(t) || emphasized.MatchString(t) || len(sourceRef.FindAllStringIndex(t, 2)) == 2 ||
-			transcript.IsElision(t) {
+		if t == "" || pasted(t) || transcript.IsElision(t) {
 			continue
 		}
 		t = strings.TrimLeft(t, "-*+ \t")
-		step := stepMarker.MatchString(t)
+		step := opensWith(t, stepHeads) && stepMarker.MatchString(t)
 		if step {
 			t = stepMarker.ReplaceAllString(t, "")
 		}

@@ -16,6 +16,27 @@ const (
 	minPlanSteps    = 3   // unchecked steps that make a message a plan
 )
 
+// notStarted finds a step's status "not started" in any case.
+var notStarted = newWordFinder(true, "not started")
+
+// isPlan reports whether a message holds minPlanSteps unchecked steps
+// ("- [ ]", or "not started" in strings.ToLower(text)). The status is
+// counted with the fold, without a lowered copy of each message:
+// strings.ToLower maps no letter beyond ASCII onto those of "not
+// started", nor any ASCII byte out of ASCII, so the fold finds the same.
+func isPlan(text string) bool {
+	n := strings.Count(text, "- [ ]")
+	for n < minPlanSteps {
+		i := notStarted.index(text)
+		if i < 0 {
+			break
+		}
+		n++
+		text = text[i+len("not started"):]
+	}
+	return n >= minPlanSteps
+}
+
 // writtenPlan reports the steps of a plan the agent wrote out in a message
 // (unchecked "- [ ]" steps, or a status "Not Started") when no file was
 // edited after it: the plan is still to be carried out. Each section of
@@ -27,7 +48,7 @@ func (x *extractor) writtenPlan(it *Items) {
 	for i := range x.ep.Events {
 		e := &x.ep.Events[i].Event
 		switch {
-		case e.Kind == transcript.KindAssistantMessage && strings.Count(e.Text, "- [ ]")+strings.Count(strings.ToLower(e.Text), "not started") >= minPlanSteps:
+		case e.Kind == transcript.KindAssistantMessage && isPlan(e.Text):
 			at = i
 		case e.Kind == transcript.KindToolCall && episode.EditsFiles(e.Tool):
 			at = -1 // work began after the plan, or there was none yet
