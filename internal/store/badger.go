@@ -125,6 +125,9 @@ type Badger struct {
 	// and the sums EpisodeTotals reports; they are stored beside the data
 	// they count and loaded at Open (counters.go).
 	counters counters
+	// markers spares Ingest the lookup of dedupe markers never stored
+	// (markers.go).
+	markers markerFilter
 	// indexer indexes every version written (index.go); nil: none.
 	indexer atomic.Pointer[indexerBox]
 	// watchers hear of every version written once its transaction has
@@ -140,7 +143,7 @@ type Badger struct {
 	closing atomic.Bool
 	calls   atomic.Uint64 // calls begun, for the idle check (compact.go)
 
-	stop        chan struct{} // closed by Close: ends the collector, spaceLoop, verifyLoop, the fold and compactLoop
+	stop        chan struct{} // closed by Close: ends the collector, spaceLoop, verifyLoop, the fold, compactLoop and markerLoop
 	writes      chan struct{} // wakes compactLoop (compact.go)
 	lastWrite   atomic.Int64  // UnixNano of the last write (LastWrite)
 	gcDone      chan struct{}
@@ -148,6 +151,7 @@ type Badger struct {
 	compactDone chan struct{}
 	spaceDone   chan struct{}
 	verifyDone  chan struct{}
+	markersDone chan struct{}
 	damage      atomic.Pointer[error] // what the last verification pass found
 	gcPasses    atomic.Int64          // completed collector passes, for tests
 
@@ -223,6 +227,7 @@ func Open(dir string, opts Options) (*Badger, error) {
 		compactDone: make(chan struct{}),
 		spaceDone:   make(chan struct{}),
 		verifyDone:  make(chan struct{}),
+		markersDone: make(chan struct{}),
 	}
 	switch {
 	case b.reserve == 0:
@@ -280,6 +285,9 @@ func Open(dir string, opts Options) (*Badger, error) {
 	foldDue, err := b.counters.load(db)
 	if err == nil && foldDue && !readOnly {
 		err = b.counters.fold(db, true)
+	}
+	if err == nil {
+		err = b.startMarkers()
 	}
 	if err != nil {
 		_ = db.Close()
@@ -496,6 +504,7 @@ func (b *Badger) Close() error {
 		<-b.foldDone
 		<-b.spaceDone
 		<-b.verifyDone
+		<-b.markersDone
 		b.lockForClose()
 		defer b.mu.Unlock()
 		var err error

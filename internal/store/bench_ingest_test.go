@@ -37,6 +37,11 @@ func benchText(rng *rand.Rand, n int) string {
 // benchBatch is a Claude-Code-shaped batch of n events of one session:
 // prompts, replies, tool calls and results with texts of about 1 KB.
 func benchBatch(rng *rand.Rand, session string, n int) []transcript.Event {
+	return benchBatchText(rng, session, n, 800)
+}
+
+// benchBatchText is benchBatch with texts of textLen to 1.5×textLen bytes.
+func benchBatchText(rng *rand.Rand, session string, n, textLen int) []transcript.Event {
 	kinds := []transcript.Kind{transcript.KindUserPrompt, transcript.KindAssistantMessage,
 		transcript.KindToolCall, transcript.KindToolResult, transcript.KindToolResult, transcript.KindReasoning}
 	ok := true
@@ -50,7 +55,7 @@ func benchBatch(rng *rand.Rand, session string, n int) []transcript.Event {
 			CWD:       "/home/dev/src/muse",
 			GitBranch: "feature/ingest",
 			MessageID: "msg_01XFDUDYJgAACzvnptvVoYEL",
-			Text:      benchText(rng, 800+rng.IntN(400)),
+			Text:      benchText(rng, textLen+rng.IntN(textLen/2)),
 			Source: transcript.Source{
 				File:   "9f2c4e1a7b3d5f60718293a4b5c6d7e8f90a1b2c3d4e5f60718293a4b5c6d7e8",
 				Path:   "/home/dev/.claude/projects/-home-dev-src-muse/" + session + ".jsonl",
@@ -70,8 +75,14 @@ func benchBatch(rng *rand.Rand, session string, n int) []transcript.Event {
 
 // BenchmarkIngest stores batches of 500 new ~1 KB events (as one file read
 // hands them over); bytes are the events' JSON.
-func BenchmarkIngest(b *testing.B) {
-	const perBatch = 500
+func BenchmarkIngest(b *testing.B) { benchIngest(b, 500, 800) }
+
+// BenchmarkIngestShort stores batches of 4000 new events of ~100 bytes of
+// text: a backfill's tool calls and short replies, where the per-event
+// costs (the dedupe marker's lookup and write) weigh most.
+func BenchmarkIngestShort(b *testing.B) { benchIngest(b, 4000, 80) }
+
+func benchIngest(b *testing.B, perBatch, textLen int) {
 	s, err := store.Open(b.TempDir(), store.Options{GCInterval: -1})
 	if err != nil {
 		b.Fatal(err)
@@ -80,7 +91,7 @@ func BenchmarkIngest(b *testing.B) {
 	ctx := context.Background()
 	rng := rand.New(rand.NewPCG(1, 2))
 	session := "0b7e5f0e-3c1d-4b7a-9f1e-2a6d8c4e9b10"
-	evs := benchBatch(rng, session, perBatch)
+	evs := benchBatchText(rng, session, perBatch, textLen)
 	var size int64
 	for i := range evs {
 		evs[i].ID = fmt.Sprintf("cc:rec:%036d", i)
@@ -101,7 +112,7 @@ func BenchmarkIngest(b *testing.B) {
 			evs[i].ID = fmt.Sprintf("cc:rec:%018d%018d", n, i)
 		}
 		fs.Offset += size
-		fs.Events += perBatch
+		fs.Events += int64(perBatch)
 		res, err := s.Ingest(ctx, store.IngestBatch{File: fs, Events: evs,
 			Scopes: map[string][]string{session: {"repo:muse"}}})
 		if err != nil {

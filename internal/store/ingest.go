@@ -239,9 +239,10 @@ func (b *Badger) Ingest(ctx context.Context, batch IngestBatch) (IngestResult, e
 		return IngestResult{}, fmt.Errorf("ingest %s: encode file state: %w", key, err)
 	}
 
-	in := ingestion{batch: &batch, now: now, fileValue: fileValue}
+	in := ingestion{batch: &batch, now: now, fileValue: fileValue, markers: &b.markers}
 	var res IngestResult
 	defer b.counters.writing()()
+	b.markers.lock()
 	err = b.updateRetry(ctx, func(txn *badger.Txn) error {
 		var err error
 		if res, err = in.run(txn); err != nil {
@@ -249,6 +250,7 @@ func (b *Badger) Ingest(ctx context.Context, batch IngestBatch) (IngestResult, e
 		}
 		return b.counters.put(txn, in.delta.counts())
 	})
+	b.markers.unlock()
 	switch {
 	case err == nil:
 		b.counters.committed(in.delta.counts())
@@ -268,6 +270,9 @@ type ingestion struct {
 	batch     *IngestBatch
 	now       time.Time
 	fileValue []byte
+	// markers says which markers need no lookup; the caller holds its
+	// lock.
+	markers *markerFilter
 	// delta is what the attempt changes in the episode totals.
 	delta totalsDelta
 
@@ -308,12 +313,14 @@ func (in *ingestion) run(txn *badger.Txn) (IngestResult, error) {
 			continue
 		}
 		seen[h] = struct{}{}
-		switch _, err := txn.Get(mk); {
-		case err == nil:
-			res.Duplicates++
-			continue
-		case !errors.Is(err, badger.ErrKeyNotFound):
-			return res, fmt.Errorf("read dedupe marker of %s: %w", e.ID, err)
+		if in.markers.mayHold(h[:]) {
+			switch _, err := txn.Get(mk); {
+			case err == nil:
+				res.Duplicates++
+				continue
+			case !errors.Is(err, badger.ErrKeyNotFound):
+				return res, fmt.Errorf("read dedupe marker of %s: %w", e.ID, err)
+			}
 		}
 
 		s := sessions[e.SessionID]
@@ -349,6 +356,8 @@ func (in *ingestion) run(txn *badger.Txn) (IngestResult, error) {
 		s.rec.LastSeq++
 		s.rec.add(e)
 
+		// Into the filter before the commit (markers.go).
+		in.markers.add(h[:])
 		if err := txn.SetEntry(badger.NewEntry(mk, nil).WithTTL(DedupeTTL)); err != nil {
 			return res, err
 		}
