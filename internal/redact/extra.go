@@ -92,19 +92,45 @@ func init() {
 func presentKeys(s string) keySet {
 	const all = keySet(1)<<numKeys - 1
 	var found keySet
-	for i := 0; i+1 < len(s); i++ {
-		m := keysByFirst[s[i]] & keysBySecond[s[i+1]] &^ found
-		for m != 0 {
-			j := bits.TrailingZeros32(uint32(m))
-			m &^= 1 << j
-			if strings.HasPrefix(s[i:], extraKeys[j]) {
-				if found |= 1 << j; found == all {
-					return found
-				}
-			}
+	for i := nextCandidate(s, 0, found); i >= 0; i = nextCandidate(s, i+1, found) {
+		if found |= confirmKeys(s[i:], found); found == all {
+			break
 		}
 	}
 	return found
+}
+
+// nextCandidate returns the first i >= from where s[i] and s[i+1] are the
+// first two bytes of a literal not in found, or -1. It is the loop over
+// every byte of the text, so it makes no call: a call inside it made the
+// compiler keep its counters in memory, not in registers.
+func nextCandidate(s string, from int, found keySet) int {
+	if from >= len(s) {
+		return -1
+	}
+	first, second := &keysByFirst, &keysBySecond
+	m := first[s[from]] &^ found
+	for i := from + 1; i < len(s); i++ {
+		c := s[i]
+		if m&second[c] != 0 {
+			return i - 1
+		}
+		m = first[c] &^ found
+	}
+	return -1
+}
+
+// confirmKeys returns the literals not in found that start t.
+func confirmKeys(t string, found keySet) keySet {
+	var out keySet
+	for m := keysByFirst[t[0]] & keysBySecond[t[1]] &^ found; m != 0; {
+		j := bits.TrailingZeros32(uint32(m))
+		m &^= 1 << j
+		if strings.HasPrefix(t, extraKeys[j]) {
+			out |= 1 << j
+		}
+	}
+	return out
 }
 
 // extraSpans returns the spans of the rules above, sorted.
