@@ -242,15 +242,19 @@ func (b *Badger) Ingest(ctx context.Context, batch IngestBatch) (IngestResult, e
 	in := ingestion{batch: &batch, now: now, fileValue: fileValue, markers: &b.markers}
 	var res IngestResult
 	defer b.counters.writing()()
-	b.markers.lock()
-	err = b.updateRetry(ctx, func(txn *badger.Txn) error {
-		var err error
-		if res, err = in.run(txn); err != nil {
-			return err
-		}
-		return b.counters.put(txn, in.delta.counts())
-	})
-	b.markers.unlock()
+	err = func() error {
+		// Held to the commit (markers.go); deferred, so that a panic in
+		// the transaction cannot leave every later Ingest waiting.
+		b.markers.lock()
+		defer b.markers.unlock()
+		return b.updateRetry(ctx, func(txn *badger.Txn) error {
+			var err error
+			if res, err = in.run(txn); err != nil {
+				return err
+			}
+			return b.counters.put(txn, in.delta.counts())
+		})
+	}()
 	switch {
 	case err == nil:
 		b.counters.committed(in.delta.counts())
