@@ -151,21 +151,11 @@ func oldIsPlan(text string) bool {
 
 var oldClauseSep = regexp.MustCompile(`,\s|:\s|\s[-–—]+\s`)
 
-func oldClauseWords(s string) []string {
-	var ws []string
-	parts := []string{s}
-	if strings.ContainsAny(s, ",:-–—") { // what clauseSep needs; most sentences have none
-		parts = oldClauseSep.Split(s, -1)
+// oldClauses is how clauseWords split a sentence before clauses: the
+// words of each part are cut as they still are.
+func oldClauses(s string) []string {
+	if !strings.ContainsAny(s, ",:-–—") { // what clauseSep needs; most sentences have none
+		return []string{s}
 	}
-	for i, part := range parts {
-		if i > 0 {
-			ws = append(ws, ",")
-		}
-		for _, w := range words(part) {
-			if w = clean(w); w != "" {
-				ws = append(ws, w)
-			}
-		}
-	}
-	return ws
+	return oldClauseSep.Split(s, -1)
 }
