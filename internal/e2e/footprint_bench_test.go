@@ -436,9 +436,11 @@ func idleWatch(b *testing.B, pid int, d time.Duration) (cpu float64) {
 	return float64(t1-t0) / hz / time.Since(start).Seconds() * 100
 }
 
-// logExports logs when the daemon's automatic exports ran, relative to
-// since: the first one, a minute after start, reads every stored version,
-// and when it falls in the idle period it shows there.
+// logExports logs when the daemon's automatic exports and its reclaims of
+// deleted events' space ran, relative to since: the first export, a minute
+// after start, reads every stored version, the first reclaim after a
+// backfill rewrites the store, and when they fall in the idle period they
+// show there.
 func logExports(b *testing.B, d *ingestd, since time.Time) {
 	b.Helper()
 	data, err := os.ReadFile(d.log)
@@ -446,13 +448,20 @@ func logExports(b *testing.B, d *ingestd, since time.Time) {
 		b.Fatal(err)
 	}
 	for line := range strings.Lines(string(data)) {
-		if !strings.Contains(line, "exported medallions") {
+		var what, figures string
+		switch {
+		case strings.Contains(line, "exported medallions"):
+			_, figures, _ = strings.Cut(line, "versions=")
+			what, figures = "automatic export", "versions="+figures
+		case strings.Contains(line, "reclaimed the space"):
+			_, figures, _ = strings.Cut(line, "before_mib=")
+			what, figures = "reclaim", "before_mib="+figures
+		default:
 			continue
 		}
 		stamp, _, _ := strings.Cut(line, " ")
-		_, figures, _ := strings.Cut(line, "versions=")
 		if at, err := time.Parse(time.RFC3339Nano, stamp); err == nil {
-			b.Logf("automatic export %s into the idle period: versions=%s", at.Sub(since).Round(time.Second), strings.TrimSpace(figures))
+			b.Logf("%s %s into the idle period: %s", what, at.Sub(since).Round(time.Second), strings.TrimSpace(figures))
 		}
 	}
 }

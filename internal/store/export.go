@@ -26,8 +26,14 @@ func (b *Badger) Export(ctx context.Context, fn func(*medallion.Medallion) error
 	return b.exportView(ctx, func(txn *badger.Txn) error { return b.eachVersion(ctx, txn, fn) })
 }
 
-// exportView runs read, an export's reading of the store, in one snapshot.
+// exportView runs read, an export's reading of the store, in one snapshot,
+// once no other pass over the store (a reclaim, a collector pass) runs.
 func (b *Badger) exportView(ctx context.Context, read func(*badger.Txn) error) error {
+	done, err := b.waitPass(ctx)
+	if err != nil {
+		return fmt.Errorf("export: %w", err)
+	}
+	defer done()
 	if err := b.begin(ctx); err != nil {
 		return fmt.Errorf("export: %w", err)
 	}

@@ -70,6 +70,11 @@ func (b *Badger) reclaimIfDue() bool {
 	if grown := logs - b.reclaimedLogs; grown < reclaimAfter || grown < tables || tables > reclaimMaxTables {
 		return false
 	}
+	done, ok := b.tryPass()
+	if !ok {
+		return false // an export or a collector pass: the next idle check
+	}
+	defer done()
 	start, before := time.Now(), logs+tables
 	if !b.flushAndCompact() {
 		return false

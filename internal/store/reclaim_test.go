@@ -1,11 +1,15 @@
 package store
 
 import (
+	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/hashicorp/go-hclog"
 
 	"github.com/medallionhq/medallion/internal/medallion"
 	"github.com/medallionhq/medallion/internal/transcript"
@@ -186,3 +190,97 @@ func TestReclaimHoldsOffWrites(t *testing.T) {
 	}
 	t.Logf("%d flushes ran among the writes", ran)
 }
+
+// TestReclaimTakesTurnsWithExport: a reclaim and an export, each a pass
+// over the whole store, never run together (Badger.pass). A reclaim due
+// while an export reads waits for the next idle check; an export started
+// while a pass runs waits for it, or fails when its context ends first.
+func TestReclaimTakesTurnsWithExport(t *testing.T) {
+	smallReclaims(t, time.Hour)
+	// The reclaim logs its end while it still has the turn: the log line
+	// tells whether it held the turn while it worked.
+	var s *Badger
+	held := make(chan bool, 1)
+	logger := hclog.New(&hclog.LoggerOptions{Name: "store", Level: hclog.Info, Output: writerFunc(func(p []byte) (int, error) {
+		if bytes.Contains(p, []byte("reclaimed the space")) {
+			held <- len(s.pass) == 1
+		}
+		return len(p), nil
+	})})
+	s, err := Open(t.TempDir(), Options{Logger: logger, GCInterval: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	ctx := context.Background()
+	m := &medallion.Medallion{
+		Meta:  medallion.Meta{MedallionID: "turns", SchemaVersion: medallion.SchemaVersion, Model: "tier0"},
+		Scope: medallion.Scope{GraphNodes: []string{"repo:x"}},
+	}
+	if _, err := s.Create(ctx, m); err != nil {
+		t.Fatal(err)
+	}
+	writeAndClear(t, s, "turns", 16)
+	reading, release := make(chan struct{}), make(chan struct{})
+	exported := make(chan error, 1)
+	go func() {
+		_, err := s.ExportJSON(ctx, func([]byte) error {
+			close(reading)
+			<-release
+			return nil
+		})
+		exported <- err
+	}()
+	<-reading
+	before := s.DiskUsage()
+	if s.reclaimIfDue() {
+		t.Fatal("a reclaim ran while an export read the store")
+	}
+	if after := s.DiskUsage(); after < before {
+		t.Fatalf("store on disk went %d → %d KiB while an export read it", before>>10, after>>10)
+	}
+	close(release)
+	if err := <-exported; err != nil {
+		t.Fatal(err)
+	}
+	if !s.reclaimIfDue() {
+		t.Fatal("no reclaim once the export ended")
+	}
+	if !<-held {
+		t.Fatal("the reclaim ran without the store's turn for a pass")
+	}
+
+	// A pass in progress (as a reclaim holds it) holds exports off.
+	done, ok := s.tryPass()
+	if !ok {
+		t.Fatal("the pass is still taken after the reclaim")
+	}
+	short, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
+	defer cancel()
+	if _, err := s.ExportJSON(short, func([]byte) error { return nil }); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("export during a pass, with a context that ends: %v, want the deadline", err)
+	}
+	lines := make(chan int, 1)
+	go func() {
+		n := 0
+		_, err := s.ExportJSON(ctx, func([]byte) error { n++; return nil })
+		if err != nil {
+			t.Error(err)
+		}
+		lines <- n
+	}()
+	select {
+	case n := <-lines:
+		t.Fatalf("an export wrote %d lines during another pass", n)
+	case <-time.After(100 * time.Millisecond):
+	}
+	done()
+	if n := <-lines; n != 1 {
+		t.Fatalf("the export that waited wrote %d lines, want 1", n)
+	}
+}
+
+// writerFunc is an io.Writer of a function.
+type writerFunc func([]byte) (int, error)
+
+func (f writerFunc) Write(p []byte) (int, error) { return f(p) }
