@@ -45,7 +45,7 @@ func (c *clock) advance(d time.Duration) {
 
 // openIngest opens a store in dir that is closed when the test ends
 // (closing twice is fine, so a test may close it early to reopen).
-func openIngest(t *testing.T, dir string, now func() time.Time) *Badger {
+func openIngest(t testing.TB, dir string, now func() time.Time) *Badger {
 	t.Helper()
 	logger := hclog.New(&hclog.LoggerOptions{Name: "store", Level: hclog.Warn, Output: t.Output()})
 	s, err := Open(dir, Options{Logger: logger, Now: now, GCInterval: -1})
@@ -89,7 +89,7 @@ func file(key string, offset int64) FileState {
 		Format: "claude-code", Watch: "claude", UpdatedAt: t0}
 }
 
-func mustIngest(t *testing.T, s *Badger, b IngestBatch) IngestResult {
+func mustIngest(t testing.TB, s *Badger, b IngestBatch) IngestResult {
 	t.Helper()
 	res, err := s.Ingest(context.Background(), b)
 	if err != nil {

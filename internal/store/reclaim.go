@@ -79,6 +79,7 @@ func (b *Badger) reclaimIfDue() bool {
 	if !b.flushAndCompact() {
 		return false
 	}
+	b.trimMapped(mappedBudget) // the flattening read and wrote every table
 	b.collectGarbage()
 	after := b.DiskUsage()
 	b.reclaimedLogs, _ = allocatedBytes(b.dir, isValueLog)
