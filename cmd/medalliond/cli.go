@@ -204,7 +204,7 @@ func (f *configFlags) load(cmd *cobra.Command, getenv func(string) string) (*con
 
 func (e *env) runCommand() *cobra.Command {
 	var cf configFlags
-	var pidFile, cpuProfile, logPath string
+	var pidFile, cpuProfile, heapProfile, logPath string
 	cmd := &cobra.Command{
 		Use:   "run",
 		Short: "Run the daemon in the foreground",
@@ -239,6 +239,13 @@ closed, the socket removed); a second one exits at once with status 1.
 				}
 				defer stop()
 			}
+			if heapProfile != "" {
+				stop, err := watchHeapProfile(heapProfile)
+				if err != nil {
+					return err
+				}
+				defer stop()
+			}
 			return e.runDaemon(cmd.Context(), cfg, pidFile, logPath)
 		},
 	}
@@ -249,6 +256,10 @@ closed, the socket removed); a second one exits at once with status 1.
 	// engineer's tool, not a setting.
 	cmd.Flags().StringVar(&cpuProfile, "cpu-profile", "", "write the daemon's CPU profile to `file` when it stops")
 	_ = cmd.Flags().MarkHidden("cpu-profile")
+	// The heap's counterpart: what the Go heap holds at a moment of the
+	// run, written at each SIGUSR1 (Unix).
+	cmd.Flags().StringVar(&heapProfile, "heap-profile", "", "write the daemon's in-use heap profile to `file` at each SIGUSR1")
+	_ = cmd.Flags().MarkHidden("heap-profile")
 	// For "medalliond start", which marks the daemons it starts.
 	cmd.Flags().StringVar(&pidFile, "pid-file", "", "write the daemon's pid to `file` while it runs")
 	_ = cmd.Flags().MarkHidden("pid-file")

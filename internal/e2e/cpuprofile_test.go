@@ -13,12 +13,26 @@ import (
 // named for the test. `make profile` gathers bin/medalliond.pprof this way
 // from the benchmarks' workloads. A daemon killed with SIGKILL leaves
 // an empty file.
+//
+// With MEDALLION_HEAP_PROFILE set to a folder, the daemon also writes its
+// in-use heap profile there at each SIGUSR1 (--heap-profile; heapProfile
+// asks for one).
 func daemonProfileArgs(tb testing.TB) []string {
 	tb.Helper()
-	dir := os.Getenv("MEDALLION_CPU_PROFILE")
-	if dir == "" {
-		return nil
+	var args []string
+	if dir := os.Getenv("MEDALLION_HEAP_PROFILE"); dir != "" {
+		args = append(args, "--heap-profile", profilePath(tb, dir, "-heap"))
 	}
+	if dir := os.Getenv("MEDALLION_CPU_PROFILE"); dir != "" {
+		args = append(args, "--cpu-profile", profilePath(tb, dir, ""))
+	}
+	return args
+}
+
+// profilePath creates a file in dir named for the test and returns its
+// absolute path.
+func profilePath(tb testing.TB, dir, suffix string) string {
+	tb.Helper()
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		tb.Fatal(err)
 	}
@@ -28,7 +42,7 @@ func daemonProfileArgs(tb testing.TB) []string {
 		}
 		return r
 	}, tb.Name())
-	f, err := os.CreateTemp(dir, name+"-*.pprof")
+	f, err := os.CreateTemp(dir, name+suffix+"-*.pprof")
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -37,5 +51,5 @@ func daemonProfileArgs(tb testing.TB) []string {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	return []string{"--cpu-profile", path}
+	return path
 }

@@ -129,12 +129,14 @@ func BenchmarkFootprintBackfill(b *testing.B) {
 		b.Logf("settled: %s", rssParts(d.pid(), d.dataDir()))
 		settledStore := d.storeMB()
 		idleStart := time.Now()
-		cpu := idleWatch(b, d.pid(), idle)
+		cpu := idleWatch(b, d.pid(), d.dataDir(), idle)
 		logExports(b, d, idleStart)
 		idleRSS, hwm2, _ := procMemory(d.pid())
+		b.Logf("peak RSS (VmHWM): %.0f MB when the last byte was read, %.0f MB after the idle period", hwm, hwm2)
 		hwm = max(hwm, hwm2)
 		b.Logf("idle: %s", rssParts(d.pid(), d.dataDir()))
 		idleStore := d.storeMB()
+		d.heapProfile("idle")
 
 		d.stop()
 
@@ -142,7 +144,7 @@ func BenchmarkFootprintBackfill(b *testing.B) {
 		time.Sleep(10 * time.Second)
 		restartRSS, _, _ := procMemory(d.pid())
 		b.Logf("10 s after a restart: %s", rssParts(d.pid(), d.dataDir()))
-		idleWatch(b, d.pid(), idle)
+		idleWatch(b, d.pid(), d.dataDir(), idle)
 		restartIdleRSS, _, _ := procMemory(d.pid())
 
 		b.Logf("idle after a restart: %s", rssParts(d.pid(), d.dataDir()))
@@ -405,8 +407,9 @@ func rssParts(pid int, dataDir string) string {
 
 // idleWatch is cpuPercent that also samples pid's RSS every second, and
 // logs each change of more than 2 MB with the time into the idle period:
-// a rise while nothing happens is something still working.
-func idleWatch(b *testing.B, pid int, d time.Duration) (cpu float64) {
+// a rise while nothing happens is something still working. A rise of more
+// than 20 MB is logged with what it is made of (rssParts of dataDir).
+func idleWatch(b *testing.B, pid int, dataDir string, d time.Duration) (cpu float64) {
 	b.Helper()
 	t0 := cpuTicks(b, pid)
 	start := time.Now()
@@ -427,7 +430,11 @@ func idleWatch(b *testing.B, pid int, d time.Duration) (cpu float64) {
 			lastRun = run
 		}
 		if rss > last+2 || rss < last-2 {
-			b.Logf("idle RSS %.0f → %.0f MB at %s", last, rss, time.Since(start).Round(time.Second))
+			parts := ""
+			if rss > last+20 {
+				parts = ": " + rssParts(pid, dataDir)
+			}
+			b.Logf("idle RSS %.0f → %.0f MB at %s%s", last, rss, time.Since(start).Round(time.Second), parts)
 			last = rss
 		}
 	}

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -33,6 +34,9 @@ type ingestd struct {
 	done  chan struct{}
 	runs  int
 	extra string
+	// heapFile is where the daemon writes its heap profile at SIGUSR1
+	// (MEDALLION_HEAP_PROFILE); empty when it does not.
+	heapFile string
 }
 
 // newIngestd prepares a daemon watching root (format auto); extra is
@@ -87,7 +91,11 @@ func (d *ingestd) start() {
 		d.tb.Fatal(err)
 	}
 	defer logf.Close()
-	cmd := exec.Command(filepath.Join(binDir, "medalliond"), append([]string{"run", "--config", d.conf}, daemonProfileArgs(d.tb)...)...)
+	profile := daemonProfileArgs(d.tb)
+	if i := slices.Index(profile, "--heap-profile"); i >= 0 {
+		d.heapFile = profile[i+1]
+	}
+	cmd := exec.Command(filepath.Join(binDir, "medalliond"), append([]string{"run", "--config", d.conf}, profile...)...)
 	cmd.Env = append(os.Environ(), "HOME="+filepath.Join(d.dir, "home"), "XDG_CONFIG_HOME="+filepath.Join(d.dir, "config"),
 		"MEDALLION_SOCKET=", "MEDALLION_DATA_DIR=", "MEDALLION_LOG_LEVEL=")
 	cmd.Stderr = logf
