@@ -34,6 +34,23 @@ const (
 // tests.
 var mappedCheck = 30 * time.Second
 
+// poolDrain is how long after a reclaim the store hands everything back
+// once more. Badger's table builders take their buffers from a pool
+// (z.AllocatorPool, up to 8 allocators of twice a table's size) that lets
+// one go every 2 s once none is taken: the release right after the
+// reclaim, or the export that often comes right after it (the first
+// after a backfill is due then too), returned the heap while the pool
+// still held some of it (a store of 420 MiB of cleared events: 31 MB
+// live right after its reclaim, 11 MB 20 s later), which then stayed
+// resident until an idle check found no call for a whole mappedCheck:
+// after the 1 GiB generated backfill's reclaim and export the daemon
+// stayed at 57 MB for 58 s, then 19 MB; now 64 MB for 20 s, then 23 MB
+// (FootprintBackfill with MEDALLION_PERF_IDLE=100s, 26 Nov).
+//
+// The loop waits for it only while asleep: a reclaim's writes wake it, and
+// it sleeps again compactQuiet later, well before poolDrain.
+var poolDrain = 20 * time.Second // a variable for tests
+
 // compactAt is how many level-0 tables start a compaction: Badger's own
 // threshold (NumLevelZeroTables), below its stall.
 const compactAt = levelZeroTables
@@ -75,16 +92,26 @@ func (b *Badger) compactLoop() {
 	// seen is the call count at the last check, released the one at the
 	// last idle release (see idleCheck).
 	seen, released := b.calls.Load(), uint64(0)
+	// settle fires poolDrain after a reclaim (nil: none pending).
+	var settle <-chan time.Time
 	for {
 		select {
 		case <-b.stop:
 			return
+		case <-settle:
+			settle = nil
+			b.handBack()
+			if b.onIdle != nil {
+				b.onIdle()
+			}
+			continue
 		case <-check.C:
 			n := b.calls.Load()
 			idle := n == seen && n != released
 			if idle && b.reclaimIfDue() {
 				// Its compaction and collector passes count as calls.
 				n = b.calls.Load()
+				settle = time.After(poolDrain)
 			}
 			if idle && b.release() {
 				// No call since the last check, a whole mappedCheck ago,

@@ -284,3 +284,52 @@ func TestReclaimTakesTurnsWithExport(t *testing.T) {
 type writerFunc func([]byte) (int, error)
 
 func (f writerFunc) Write(p []byte) (int, error) { return f(p) }
+
+// TestReclaimHandsBackAfterPoolDrain: poolDrain after a reclaim the store
+// hands everything back once more (OnIdle), well before the next idle
+// check could: Badger's allocator pool lets the reclaim's table buffers go
+// only by then.
+func TestReclaimHandsBackAfterPoolDrain(t *testing.T) {
+	// The reclaim's writes wake compactLoop, which hands back nothing
+	// before it sleeps again, compactQuiet on: poolDrain lies past that,
+	// and the idle check after the reclaim's finds its calls.
+	smallReclaims(t, 5*time.Second)
+	prev := poolDrain
+	poolDrain = compactQuiet + time.Second
+	t.Cleanup(func() { poolDrain = prev })
+	idle := make(chan time.Time, 100)
+	reclaimed := make(chan time.Time, 1)
+	logger := hclog.New(&hclog.LoggerOptions{Name: "store", Level: hclog.Info, Output: writerFunc(func(p []byte) (int, error) {
+		if bytes.Contains(p, []byte("reclaimed the space")) {
+			reclaimed <- time.Now()
+		}
+		return len(p), nil
+	})})
+	s, err := Open(t.TempDir(), Options{Logger: logger, GCInterval: -1, SpaceInterval: -1, VerifyInterval: -1,
+		OnIdle: func() { idle <- time.Now() }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	writeAndClear(t, s, "drain", 16)
+	var end time.Time
+	select {
+	case end = <-reclaimed:
+	case <-time.After(compactQuiet + 30*time.Second):
+		t.Fatal("no reclaim once idle")
+	}
+	// The release at the reclaim's own check comes first; the next idle
+	// check is mappedCheck away at least.
+	timeout := time.After(mappedCheck)
+	for {
+		select {
+		case at := <-idle:
+			if d := at.Sub(end); d >= poolDrain {
+				t.Logf("handed back again %v after the reclaim", d.Round(time.Millisecond))
+				return
+			}
+		case <-timeout:
+			t.Fatalf("no OnIdle between %v and %v after the reclaim", poolDrain, mappedCheck)
+		}
+	}
+}
