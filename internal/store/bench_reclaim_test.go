@@ -1,21 +1,17 @@
 package store
 
 import (
-	"context"
-	"fmt"
 	"runtime"
 	"runtime/debug"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/medallionhq/medallion/internal/resident"
-	"github.com/medallionhq/medallion/internal/transcript"
 )
 
 // BenchmarkReclaim: the first reclaim after a backfill, on a store that
-// had about 210 MB of events written and cleared (100 sessions of ten
-// batches of 100 events of 2 KB; four 64 MiB value logs), with the
+// had about 240 MiB of events written and cleared (writeAndClear's 420
+// sessions of 500 events of about 1 KB; four 64 MiB value logs), with the
 // default value-log size and reclaim threshold. Besides its time it
 // reports the highest Go heap in use and file-backed resident memory
 // (the test binary's own pages included) sampled every 2 ms while it
@@ -23,27 +19,11 @@ import (
 //
 //	go test -run '^$' -bench BenchmarkReclaim -benchtime 3x ./internal/store
 func BenchmarkReclaim(b *testing.B) {
-	text := strings.Repeat("go test ./internal/store: ok, the chunk is cleared ", 40)
 	var heap, mapped uint64
 	for range b.N {
 		b.StopTimer()
 		s := openIngest(b, b.TempDir(), nil)
-		for i := range 100 {
-			sid := fmt.Sprintf("s-%04d", i)
-			fs := file(sid, 0)
-			for batch := range 10 {
-				evs := make([]transcript.Event, 100)
-				for j := range evs {
-					evs[j] = ev(sid, fmt.Sprintf("%s-%d-%d", sid, batch, j), j, transcript.KindAssistantMessage)
-					evs[j].Text = text
-				}
-				fs.Offset += 50_000
-				mustIngest(b, s, IngestBatch{File: fs, Events: evs, Scopes: map[string][]string{sid: {"repo:x"}}})
-				if err := s.ClearEpisode(context.Background(), sid, uint64(batch+1)*100); err != nil {
-					b.Fatal(err)
-				}
-			}
-		}
+		writeAndClear(b, s, "bench", 420)
 		s.PageOut()
 		runtime.GC()
 		before := s.DiskUsage()

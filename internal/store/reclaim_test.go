@@ -31,7 +31,7 @@ func smallReclaims(t *testing.T, idle time.Duration) {
 // about 1 KB and clears each batch as a checkpoint would, all but the
 // last batch of the last session, which stays buffered. It returns the
 // last session's id.
-func writeAndClear(t *testing.T, s *Badger, prefix string, sessions int) string {
+func writeAndClear(t testing.TB, s *Badger, prefix string, sessions int) string {
 	t.Helper()
 	text := strings.Repeat("go test ./internal/store: ok, the chunk is cleared ", 20)
 	var sid string
