@@ -83,7 +83,9 @@ func TestExporterKeepsTheNewest(t *testing.T) {
 // TestDaemonExportsByItself: a running daemon writes its first export
 // soon after start.
 func TestDaemonExportsByItself(t *testing.T) {
-	exportSeams(t, time.Hour, 10*time.Millisecond, 10*time.Millisecond)
+	// Due after the medallion is created: an export due while the
+	// store is empty is skipped (TestExportSkippedWhileEmpty).
+	exportSeams(t, time.Hour, 2*time.Second, 10*time.Millisecond)
 	r, dir := startWithMedallion(t)
 	waitFor(t, "an export", func() bool { return len(listExports(dir)) == 1 })
 	if err := r.stop(t); err != nil {
@@ -348,5 +350,34 @@ func TestPlainExportsOfOlderBuilds(t *testing.T) {
 	}
 	if data := readExport(t, all[1]); strings.Count(data, "\n") != 4 {
 		t.Errorf("newest export holds %d versions, want 4", strings.Count(data, "\n"))
+	}
+}
+
+// TestExportSkippedWhileEmpty: a store that never held a medallion is not
+// exported, and the skip writes nothing, in the exports folder or the
+// store; the first medallion's export is written.
+func TestExportSkippedWhileEmpty(t *testing.T) {
+	ctx := context.Background()
+	dataDir := t.TempDir()
+	st, err := store.Open(filepath.Join(dataDir, "store"), store.Options{GCInterval: -1, Reserve: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	e := newExporter(st, dataDir, hclog.NewNullLogger())
+	if wrote, err := e.export(ctx); err != nil || wrote {
+		t.Fatalf("export of an empty store: wrote %v, %v; want skipped", wrote, err)
+	}
+	if ents, err := os.ReadDir(e.dir); err == nil || !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("exports folder after the skip: %d entries, %v; want none", len(ents), err)
+	}
+	if v, err := st.GetAux(ctx, storeIDKey); err != nil || len(v) != 0 {
+		t.Fatalf("store's export identity after the skip: %q, %v; want none written", v, err)
+	}
+	if _, err := st.Create(ctx, testMedallion("m1")); err != nil {
+		t.Fatal(err)
+	}
+	if wrote, err := e.export(ctx); err != nil || !wrote || len(e.exports()) != 1 {
+		t.Fatalf("export after the first medallion: wrote %v, %v, %d exports; want 1", wrote, err, len(e.exports()))
 	}
 }

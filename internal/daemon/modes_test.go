@@ -1,6 +1,7 @@
 package daemon
 
 import (
+	"context"
 	"io/fs"
 	"path/filepath"
 	"testing"
@@ -13,11 +14,16 @@ import (
 // dir (Badger's .vlog, .mem, DISCARD and LOCK included, which Badger
 // creates 0644) is readable by its owner only, while it runs and after.
 func TestDataDirIsPrivate(t *testing.T) {
-	exportSeams(t, exportInterval, 10*time.Millisecond, 10*time.Millisecond)
+	// The export, due once a medallion is stored (an export of a store
+	// that never held one is skipped), writes its file and its mark.
+	exportSeams(t, exportInterval, 2*time.Second, 10*time.Millisecond)
 	cfg, path := watchConfig(t)
 	r := start(t, cfg)
 	appendLines(t, path, "s-1", 0, 3)
 	c := client.New(cfg.Socket)
+	if _, err := c.Create(context.Background(), testMedallion("m1")); err != nil {
+		t.Fatal(err)
+	}
 	waitFor(t, "the events", func() bool { return buffered(c, "s-1") == 3 })
 	waitFor(t, "an export", func() bool { return len(listExports(filepath.Join(cfg.DataDir, ExportsDir))) > 0 })
 	checkPrivate(t, cfg.DataDir)
