@@ -3,12 +3,15 @@
 package main
 
 import (
+	"bytes"
 	"fmt"
 	"os"
 	"os/signal"
 	"runtime"
 	"runtime/pprof"
 	"syscall"
+
+	"github.com/medallionhq/medallion/internal/atomicfile"
 )
 
 // watchHeapProfile writes the daemon's in-use heap profile to path, after
@@ -42,18 +45,13 @@ func watchHeapProfile(path string) (stop func(), err error) {
 
 func writeHeapProfile(path string) error {
 	runtime.GC() // the profile's in-use figures are the last collection's
-	tmp := path + ".tmp"
-	f, err := os.OpenFile(tmp, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o600)
-	if err != nil {
+	var buf bytes.Buffer
+	if err := pprof.Lookup("heap").WriteTo(&buf, 0); err != nil {
 		return fmt.Errorf("heap profile: %w", err)
 	}
-	if err := pprof.Lookup("heap").WriteTo(f, 0); err != nil {
-		f.Close()
+	// Whole or not at all: a reader waiting for it never reads half.
+	if err := atomicfile.Write(path, buf.Bytes()); err != nil {
 		return fmt.Errorf("heap profile: %w", err)
 	}
-	if err := f.Close(); err != nil {
-		return fmt.Errorf("heap profile: %w", err)
-	}
-	// Renamed whole, so that a reader waiting for it never reads half.
-	return os.Rename(tmp, path)
+	return nil
 }
