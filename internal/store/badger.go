@@ -157,11 +157,11 @@ type Badger struct {
 	// pass lets one of the store's passes over all it holds run at a
 	// time: a reclaim (reclaim.go), a collector pass, an export. Each
 	// faults in a good part of the store's files and keeps buffers of its
-	// own. After a backfill the first export (due a minute after the
-	// start) and the first reclaim (the first idle check) fell together:
-	// 58 → 152 MB resident, past issue 12's 150 MB, and the memory they
-	// held outlived the idle release that ran between them (52 MB idle
-	// against 40; FootprintBackfill, 26 Nov).
+	// own, so together they add up. After a backfill the first export
+	// (due a minute after the start) and the first reclaim (the first
+	// idle check) come at about the same moment, and in two footprint
+	// runs of 26 Nov the export read beside the reclaim (whose own peak
+	// collectGarbage bounds: trimWhile, tightHeap).
 	pass chan struct{}
 
 	closeOnce sync.Once
