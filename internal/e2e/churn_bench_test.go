@@ -27,9 +27,9 @@ import (
 // number of sessions it has seen: the benchmark logs the Go heap live after
 // the latest collection (GODEBUG=gctrace=1 in the daemon's log), the
 // resident memory, the open descriptors and threads after each tenth of
-// the rounds, reports the last against the first, and the heap and
-// resident memory after the idle period (MEDALLION_PERF_IDLE) that
-// follows the last round.
+// the rounds, and reports them after the idle period (MEDALLION_PERF_IDLE)
+// that follows the last round, descriptors and threads against the first
+// round's.
 //
 //	MEDALLION_PERF=1 go test -run '^$' -bench FootprintChurn -benchtime 1x -timeout 60m -v ./internal/e2e
 //
@@ -116,7 +116,6 @@ func BenchmarkFootprintChurn(b *testing.B) {
 			b.Logf("%s", s)
 			if r == 0 {
 				first = s
-				continue
 			}
 		}
 		// What stays once the daemon has been idle long enough to hand
