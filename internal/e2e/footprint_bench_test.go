@@ -130,7 +130,7 @@ func BenchmarkFootprintBackfill(b *testing.B) {
 		settledStore := d.storeMB()
 		idleStart := time.Now()
 		cpu := idleWatch(b, d.pid(), d.dataDir(), idle)
-		logExports(b, d, idleStart)
+		logIdleWork(b, d, idleStart)
 		idleRSS, hwm2, _ := procMemory(d.pid())
 		b.Logf("peak RSS (VmHWM): %.0f MB when the last byte was read, %.0f MB after the idle period", hwm, hwm2)
 		hwm = max(hwm, hwm2)
@@ -443,12 +443,12 @@ func idleWatch(b *testing.B, pid int, dataDir string, d time.Duration) (cpu floa
 	return float64(t1-t0) / hz / time.Since(start).Seconds() * 100
 }
 
-// logExports logs when the daemon's automatic exports and its reclaims of
+// logIdleWork logs when the daemon's automatic exports and its reclaims of
 // deleted events' space ran, relative to since: the first export, a minute
 // after start, reads every stored version, the first reclaim after a
 // backfill rewrites the store, and when they fall in the idle period they
 // show there.
-func logExports(b *testing.B, d *ingestd, since time.Time) {
+func logIdleWork(b *testing.B, d *ingestd, since time.Time) {
 	b.Helper()
 	data, err := os.ReadFile(d.log)
 	if err != nil {
