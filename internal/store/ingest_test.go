@@ -1083,3 +1083,43 @@ func TestParserState(t *testing.T) {
 		t.Errorf("offset %d after a refused batch, want 40", fs.Offset)
 	}
 }
+
+// TestIngestPooledChunksReadBack: batches whose chunks come from buffers
+// earlier batches gave back (chunkBufs) store exactly their own events.
+// A buffer given back while its transaction still holds it (released at
+// a mid-batch flush, say) is filled again with the batch's next events,
+// and shows here as a wrong text.
+func TestIngestPooledChunksReadBack(t *testing.T) {
+	s := openIngest(t, t.TempDir(), newClock().now)
+	sessions := []string{"pool-a", "pool-b"}
+	want := map[string][]string{}
+	n := 0
+	for batch := range 24 {
+		var evs []transcript.Event
+		// Uneven sizes, so that chunks end at different places in every
+		// batch, and a session fills more than one chunk in most.
+		for i := range 50 + batch%7 {
+			sid := sessions[(batch+i)%len(sessions)]
+			e := ev(sid, fmt.Sprintf("p%d-%d", batch, i), n, transcript.KindToolResult)
+			e.Text = fmt.Sprintf("%s %d %s", e.ID, n, strings.Repeat(string(rune('a'+n%26)), 2000+n%3000))
+			want[sid] = append(want[sid], e.Text)
+			evs = append(evs, e)
+			n++
+		}
+		res := mustIngest(t, s, IngestBatch{File: file("1:9", int64(batch+1)), Events: evs})
+		if res.Added != len(evs) {
+			t.Fatalf("batch %d: added %d of %d", batch, res.Added, len(evs))
+		}
+	}
+	for _, sid := range sessions {
+		got := mustEpisode(t, s, sid, 0, 0)
+		if len(got) != len(want[sid]) {
+			t.Fatalf("%s: %d events read back, want %d", sid, len(got), len(want[sid]))
+		}
+		for i, be := range got {
+			if be.Seq != uint64(i+1) || be.Event.Text != want[sid][i] {
+				t.Fatalf("%s event %d: seq %d, text %.40q…; want seq %d, %.40q…", sid, i, be.Seq, be.Event.Text, i+1, want[sid][i])
+			}
+		}
+	}
+}
