@@ -9,6 +9,7 @@ import (
 	"os/signal"
 	"runtime"
 	"runtime/pprof"
+	"runtime/trace"
 	"syscall"
 
 	"github.com/hashicorp/go-hclog"
@@ -204,7 +205,7 @@ func (f *configFlags) load(cmd *cobra.Command, getenv func(string) string) (*con
 
 func (e *env) runCommand() *cobra.Command {
 	var cf configFlags
-	var pidFile, cpuProfile, heapProfile, logPath string
+	var pidFile, cpuProfile, heapProfile, tracePath, logPath string
 	cmd := &cobra.Command{
 		Use:   "run",
 		Short: "Run the daemon in the foreground",
@@ -233,7 +234,14 @@ closed, the socket removed); a second one exits at once with status 1.
 				return err
 			}
 			if cpuProfile != "" {
-				stop, err := startCPUProfile(cpuProfile)
+				stop, err := record("cpu profile", cpuProfile, pprof.StartCPUProfile, pprof.StopCPUProfile)
+				if err != nil {
+					return err
+				}
+				defer stop()
+			}
+			if tracePath != "" {
+				stop, err := record("execution trace", tracePath, trace.Start, trace.Stop)
 				if err != nil {
 					return err
 				}
@@ -260,25 +268,30 @@ closed, the socket removed); a second one exits at once with status 1.
 	// run, written at each SIGUSR1 (Unix).
 	cmd.Flags().StringVar(&heapProfile, "heap-profile", "", "write the daemon's in-use heap profile to `file` at each SIGUSR1")
 	_ = cmd.Flags().MarkHidden("heap-profile")
+	// The whole run's execution trace (go tool trace): what a profile
+	// cannot show, such as a stretch in which nothing runs because every
+	// goroutine waits on one blocked in a system call.
+	cmd.Flags().StringVar(&tracePath, "trace", "", "write the daemon's execution trace to `file` while it runs")
+	_ = cmd.Flags().MarkHidden("trace")
 	// For "medalliond start", which marks the daemons it starts.
 	cmd.Flags().StringVar(&pidFile, "pid-file", "", "write the daemon's pid to `file` while it runs")
 	_ = cmd.Flags().MarkHidden("pid-file")
 	return cmd
 }
 
-// startCPUProfile starts the CPU profile into path and returns what ends
-// it and writes it out.
-func startCPUProfile(path string) (stop func(), err error) {
+// record starts a recording of the run (what: its name in errors) into
+// the file at path and returns what ends it and closes the file.
+func record(what, path string, start func(io.Writer) error, end func()) (stop func(), err error) {
 	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o600)
 	if err != nil {
-		return nil, fmt.Errorf("cpu profile: %w", err)
+		return nil, fmt.Errorf("%s: %w", what, err)
 	}
-	if err := pprof.StartCPUProfile(f); err != nil {
+	if err := start(f); err != nil {
 		f.Close()
-		return nil, fmt.Errorf("cpu profile: %w", err)
+		return nil, fmt.Errorf("%s: %w", what, err)
 	}
 	return func() {
-		pprof.StopCPUProfile()
+		end()
 		_ = f.Close()
 	}, nil
 }

@@ -275,13 +275,17 @@ func statusOK(sock string) bool {
 	return resp.StatusCode == http.StatusOK
 }
 
+// TestRunStopsOnSignal also runs the daemon with the engineers' hidden
+// recordings on: each is written whole when the daemon stops.
 func TestRunStopsOnSignal(t *testing.T) {
 	te := newTestEnv(t)
 	sock := filepath.Join(os.Getenv("XDG_RUNTIME_DIR"), "m.sock")
 	dataDir := filepath.Join(te.root, "d")
+	cpu, tr := filepath.Join(te.root, "cpu.pprof"), filepath.Join(te.root, "run.trace")
 	done := make(chan int, 1)
 	go func() {
-		done <- te.run([]string{"run", "--data-dir", dataDir, "--socket", sock, "--log-level", "debug"})
+		done <- te.run([]string{"run", "--data-dir", dataDir, "--socket", sock, "--log-level", "debug",
+			"--cpu-profile", cpu, "--trace", tr})
 	}()
 
 	var sigs chan<- os.Signal
@@ -313,6 +317,12 @@ func TestRunStopsOnSignal(t *testing.T) {
 	for _, w := range []string{"medalliond started", "shutting down", "signal=interrupt", "medalliond stopped"} {
 		if !strings.Contains(te.errOut.String(), w) {
 			t.Errorf("log lacks %q:\n%s", w, te.errOut)
+		}
+	}
+	// A CPU profile is gzipped; an execution trace opens with its Go version.
+	for path, head := range map[string]string{cpu: "\x1f\x8b", tr: "go 1."} {
+		if b, err := os.ReadFile(path); err != nil || !bytes.HasPrefix(b, []byte(head)) {
+			t.Errorf("%s: %d bytes starting %q, %v; want it to start %q", path, len(b), b[:min(len(b), 8)], err, head)
 		}
 	}
 }
