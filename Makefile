@@ -89,7 +89,7 @@ bench:
 # holds function names and addresses only. Needs ../shared/corpus; about
 # 5 minutes.
 PROFILES := $(abspath $(BIN))/profiles
-PROFILE_TEST := GOFLAGS=-trimpath MEDALLION_CPU_PROFILE=$(PROFILES) $(GO) test -count=1 -run '^$$' -timeout 30m ./internal/e2e
+PROFILE_TEST := GOFLAGS=-trimpath MEDALLION_CPU_PROFILE=$(PROFILES) MEDALLION_TRACE= $(GO) test -count=1 -run '^$$' -timeout 30m ./internal/e2e
 profile:
 	@test -d ../shared/corpus/claude-code || { echo "make profile needs the transcripts of ../shared/corpus"; exit 1; }
 	rm -rf $(PROFILES)

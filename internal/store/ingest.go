@@ -300,7 +300,10 @@ type ingestion struct {
 // allocates every byte it stores a second time (issue 12: 77 of the 722 MB
 // the 200 MB generated backfill allocated), and the Go collector runs
 // that much more often. A sync.Pool, not a free list, so that an idle
-// daemon's collector takes the buffers back.
+// daemon's collector takes the buffers back. One thing Badger reads after
+// a commit returns: a subscriber's updates (DB.Subscribe), which it copies
+// on another goroutine. Nothing subscribes; a subscriber to chunk keys
+// would need the buffers kept.
 var chunkBufs = sync.Pool{New: func() any {
 	b := make([]byte, 0, chunkHeader+maxChunkBytes)
 	return &b
@@ -470,7 +473,8 @@ func loadTouched(txn *badger.Txn, id string) (*touched, error) {
 }
 
 // flush writes the chunk being filled, if any, and starts a new one.
-// Badger keeps the value until commit, so it is never reused.
+// Badger holds the value until the commit, so its buffer goes back to
+// chunkBufs only with release, never here.
 func (s *touched) flush(txn *badger.Txn) error {
 	if s.n == 0 {
 		return nil

@@ -1088,7 +1088,9 @@ func TestParserState(t *testing.T) {
 // earlier batches gave back (chunkBufs) store exactly their own events.
 // A buffer given back while its transaction still holds it (released at
 // a mid-batch flush, say) is filled again with the batch's next events,
-// and shows here as a wrong text.
+// and shows here as a wrong text. Every fifth batch is a few short events,
+// so that some chunks are under the value threshold and go to the
+// memtable rather than the value log.
 func TestIngestPooledChunksReadBack(t *testing.T) {
 	s := openIngest(t, t.TempDir(), newClock().now)
 	sessions := []string{"pool-a", "pool-b"}
@@ -1098,10 +1100,19 @@ func TestIngestPooledChunksReadBack(t *testing.T) {
 		var evs []transcript.Event
 		// Uneven sizes, so that chunks end at different places in every
 		// batch, and a session fills more than one chunk in most.
-		for i := range 50 + batch%7 {
+		small := batch%5 == 4
+		count := 50 + batch%7
+		if small {
+			count = 2 + batch%3
+		}
+		for i := range count {
 			sid := sessions[(batch+i)%len(sessions)]
 			e := ev(sid, fmt.Sprintf("p%d-%d", batch, i), n, transcript.KindToolResult)
-			e.Text = fmt.Sprintf("%s %d %s", e.ID, n, strings.Repeat(string(rune('a'+n%26)), 2000+n%3000))
+			size := 2000 + n%3000
+			if small {
+				size = 10
+			}
+			e.Text = fmt.Sprintf("%s %d %s", e.ID, n, strings.Repeat(string(rune('a'+n%26)), size))
 			want[sid] = append(want[sid], e.Text)
 			evs = append(evs, e)
 			n++
