@@ -180,7 +180,7 @@ func TestReclaimKeepsEverything(t *testing.T) {
 	ids := fillForReclaim(t, s)
 	s.foldCounters() // no fold of its own between the dumps
 	dump, view := storeDump(t, s), viewOf(t, s, ids)
-	if !s.reclaimIfDue() {
+	if !reclaimSoon(s) {
 		t.Fatal("no reclaim was due")
 	}
 	after := storeDump(t, s)
@@ -388,7 +388,7 @@ func TestReclaimOnFullDisk(t *testing.T) {
 			t.Fatal("the store did not reopen read-write once space was back")
 		}
 	}
-	if !s.reclaimIfDue() {
+	if !reclaimSoon(s) {
 		t.Error("no reclaim once space was back")
 	}
 	if evs := mustEpisode(t, s, "full-0015", 0, 100); len(evs) != 50 {
@@ -456,7 +456,7 @@ func TestReclaimKeyLeftByCrash(t *testing.T) {
 
 	s = openIngest(t, dir, nil)
 	writeAndClear(t, s, "after", 16)
-	if !s.reclaimIfDue() {
+	if !reclaimSoon(s) {
 		t.Fatal("no reclaim was due")
 	}
 	if n := countKeys(t, s, reclaimKey); n != 0 {
