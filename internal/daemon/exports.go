@@ -144,7 +144,8 @@ func (e *exporter) export(ctx context.Context) (bool, error) {
 		e.log.Warn("automatic export skipped: disk full", "dir", e.dir, "free_mib", sp.Free>>20)
 		return false, nil
 	}
-	if empty, err := e.nothingYet(ctx); err != nil {
+	all := e.exports()
+	if empty, err := e.nothingYet(ctx, all); err != nil {
 		return false, fmt.Errorf("export: %w", err)
 	} else if empty {
 		e.log.Debug("automatic export skipped: no medallion yet", "dir", e.dir)
@@ -154,7 +155,7 @@ func (e *exporter) export(ctx context.Context) (bool, error) {
 	if err != nil {
 		return false, fmt.Errorf("export: %w", err)
 	}
-	if newest, same, err := e.unchanged(ctx, storeID); err != nil {
+	if newest, same, err := e.unchanged(ctx, storeID, all); err != nil {
 		return false, fmt.Errorf("export: %w", err)
 	} else if same {
 		e.log.Info("automatic export skipped: no medallion was written since the newest export", "path", newest)
@@ -224,14 +225,14 @@ func (e *exporter) export(ctx context.Context) (bool, error) {
 }
 
 // nothingYet reports whether the store holds no medallion version and no
-// export was ever written: a new daemon's first export, due a minute
+// export was ever written (all: the exports, listed once by export): a new daemon's first export, due a minute
 // after its start, would write an empty file (and a mark, and the store's
 // export identity) and then hand its memory back, 60-90 ms of CPU in the
 // minute a daemon with nothing to do is measured over (issue 12; 0.10-0.15 %
 // of that minute against 0.1). Once an export exists, the store's state
 // against the newest one's mark decides (unchanged), empty or not.
-func (e *exporter) nothingYet(ctx context.Context) (bool, error) {
-	if len(e.exports()) > 0 {
+func (e *exporter) nothingYet(ctx context.Context, all []string) (bool, error) {
+	if len(all) > 0 {
 		return false, nil
 	}
 	state, err := e.st.ExportState(ctx)
@@ -271,12 +272,12 @@ func (e *exporter) storeID(ctx context.Context) (string, error) {
 	return id, nil
 }
 
-// unchanged reports whether the newest export (returned) holds what an
-// export of the store, storeID, would hold now: its mark names this store
+// unchanged reports whether the newest of all exports (returned; all as
+// e.exports lists them) holds what an export of the store, storeID, would
+// hold now: its mark names this store
 // and its current state, and the export is the size it was written.
 // Anything it cannot read makes it false: the export is then written.
-func (e *exporter) unchanged(ctx context.Context, storeID string) (string, bool, error) {
-	all := e.exports()
+func (e *exporter) unchanged(ctx context.Context, storeID string, all []string) (string, bool, error) {
 	if len(all) == 0 {
 		return "", false, nil
 	}

@@ -165,14 +165,7 @@ func TestExportWaitsForQuiet(t *testing.T) {
 func TestExportSkippedWhenUnchanged(t *testing.T) {
 	ctx := context.Background()
 	dataDir := t.TempDir()
-	open := func(dir string) *store.Badger {
-		t.Helper()
-		st, err := store.Open(filepath.Join(dataDir, dir), store.Options{GCInterval: -1, Reserve: -1})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return st
-	}
+	open := func(dir string) *store.Badger { return openQuiet(t, filepath.Join(dataDir, dir)) }
 	clock := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 	newAt := func(st *store.Badger) *exporter {
 		e := newExporter(st, dataDir, hclog.NewNullLogger())
@@ -289,11 +282,7 @@ func readExport(t *testing.T, path string) string {
 func TestPlainExportsOfOlderBuilds(t *testing.T) {
 	ctx := context.Background()
 	dataDir := t.TempDir()
-	st, err := store.Open(filepath.Join(dataDir, "store"), store.Options{GCInterval: -1, Reserve: -1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
+	st := openQuiet(t, filepath.Join(dataDir, "store"))
 	for _, id := range []string{"m1", "m2"} {
 		if _, err := st.Create(ctx, testMedallion(id)); err != nil {
 			t.Fatal(err)
@@ -320,11 +309,7 @@ func TestPlainExportsOfOlderBuilds(t *testing.T) {
 	}
 
 	// It imports as it is.
-	fresh, err := store.Open(filepath.Join(dataDir, "fresh"), store.Options{GCInterval: -1, Reserve: -1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer fresh.Close()
+	fresh := openQuiet(t, filepath.Join(dataDir, "fresh"))
 	if n, err := importFile(ctx, fresh, old, func(string) {}); err != nil || n != 2 {
 		t.Fatalf("imported %d medallions from the plain export (%v), want 2", n, err)
 	}
@@ -359,11 +344,7 @@ func TestPlainExportsOfOlderBuilds(t *testing.T) {
 func TestExportSkippedWhileEmpty(t *testing.T) {
 	ctx := context.Background()
 	dataDir := t.TempDir()
-	st, err := store.Open(filepath.Join(dataDir, "store"), store.Options{GCInterval: -1, Reserve: -1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
+	st := openQuiet(t, filepath.Join(dataDir, "store"))
 	e := newExporter(st, dataDir, hclog.NewNullLogger())
 	if wrote, err := e.export(ctx); err != nil || wrote {
 		t.Fatalf("export of an empty store: wrote %v, %v; want skipped", wrote, err)
@@ -380,4 +361,17 @@ func TestExportSkippedWhileEmpty(t *testing.T) {
 	if wrote, err := e.export(ctx); err != nil || !wrote || len(e.exports()) != 1 {
 		t.Fatalf("export after the first medallion: wrote %v, %v, %d exports; want 1", wrote, err, len(e.exports()))
 	}
+}
+
+// openQuiet opens a store at path for an exporter test, without a
+// collector or a disk reserve, closed when the test ends (a store the
+// test closed itself is not closed twice: Close is idempotent).
+func openQuiet(t *testing.T, path string) *store.Badger {
+	t.Helper()
+	st, err := store.Open(path, store.Options{GCInterval: -1, Reserve: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	return st
 }
