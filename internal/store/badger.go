@@ -441,6 +441,11 @@ func (b *Badger) foldCounters() {
 // once. The value-log collector, the free-space check and the periodic
 // verification are such loops.
 func (b *Badger) every(interval time.Duration, done chan struct{}, fn func(), first time.Duration) {
+	everyUntil(b.stop, interval, done, fn, first)
+}
+
+// everyUntil is every until stop is closed rather than until Close.
+func everyUntil(stop <-chan struct{}, interval time.Duration, done chan struct{}, fn func(), first time.Duration) {
 	if interval <= 0 {
 		close(done)
 		return
@@ -449,7 +454,7 @@ func (b *Badger) every(interval time.Duration, done chan struct{}, fn func(), fi
 		defer close(done)
 		if first > 0 {
 			select {
-			case <-b.stop:
+			case <-stop:
 				return
 			case <-time.After(first):
 				fn()
@@ -459,7 +464,7 @@ func (b *Badger) every(interval time.Duration, done chan struct{}, fn func(), fi
 		defer t.Stop()
 		for {
 			select {
-			case <-b.stop:
+			case <-stop:
 				return
 			case <-t.C:
 				fn()
@@ -512,19 +517,7 @@ func (b *Badger) collectAlone() {
 // 72-73 MB, in the same time.
 func (b *Badger) trimWhile() (stop func()) {
 	done, ended := make(chan struct{}), make(chan struct{})
-	go func() {
-		defer close(ended)
-		t := time.NewTicker(trimPeriod)
-		defer t.Stop()
-		for {
-			select {
-			case <-done:
-				return
-			case <-t.C:
-				b.trimMapped(mappedBudget)
-			}
-		}
-	}()
+	everyUntil(done, trimPeriod, ended, func() { b.trimMapped(mappedBudget) }, 0)
 	return func() {
 		close(done)
 		<-ended
