@@ -216,12 +216,7 @@ func TestReclaimTakesTurnsWithExport(t *testing.T) {
 	// tells whether it held the turn while it worked.
 	var s *Badger
 	held := make(chan bool, 1)
-	logger := hclog.New(&hclog.LoggerOptions{Name: "store", Level: hclog.Info, Output: writerFunc(func(p []byte) (int, error) {
-		if bytes.Contains(p, []byte("reclaimed the space")) {
-			held <- len(s.pass) == 1
-		}
-		return len(p), nil
-	})})
+	logger := reclaimLogger(func() { held <- len(s.pass) == 1 })
 	s, err := Open(t.TempDir(), Options{Logger: logger, GCInterval: -1})
 	if err != nil {
 		t.Fatal(err)
@@ -295,6 +290,18 @@ func TestReclaimTakesTurnsWithExport(t *testing.T) {
 	}
 }
 
+// reclaimLogger is a store's logger that calls onReclaim as the store
+// logs the end of a reclaim, which it does while the reclaim still has
+// the store's turn for a pass; it drops everything else.
+func reclaimLogger(onReclaim func()) hclog.Logger {
+	return hclog.New(&hclog.LoggerOptions{Name: "store", Level: hclog.Info, Output: writerFunc(func(p []byte) (int, error) {
+		if bytes.Contains(p, []byte("reclaimed the space")) {
+			onReclaim()
+		}
+		return len(p), nil
+	})})
+}
+
 // writerFunc is an io.Writer of a function.
 type writerFunc func([]byte) (int, error)
 
@@ -314,12 +321,7 @@ func TestReclaimHandsBackAfterPoolDrain(t *testing.T) {
 	t.Cleanup(func() { poolDrain = prev })
 	idle := make(chan time.Time, 100)
 	reclaimed := make(chan time.Time, 1)
-	logger := hclog.New(&hclog.LoggerOptions{Name: "store", Level: hclog.Info, Output: writerFunc(func(p []byte) (int, error) {
-		if bytes.Contains(p, []byte("reclaimed the space")) {
-			reclaimed <- time.Now()
-		}
-		return len(p), nil
-	})})
+	logger := reclaimLogger(func() { reclaimed <- time.Now() })
 	s, err := Open(t.TempDir(), Options{Logger: logger, GCInterval: -1, SpaceInterval: -1, VerifyInterval: -1,
 		OnIdle: func() { idle <- time.Now() }})
 	if err != nil {
