@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"bufio"
 	"fmt"
 	"os"
 	"os/exec"
@@ -121,24 +120,28 @@ func BenchmarkDaemonIdleRSS(b *testing.B) {
 
 // procMemory reads VmRSS and VmHWM (in MB) of pid.
 func procMemory(pid int) (rss, hwm float64, err error) {
-	f, err := os.Open(fmt.Sprintf("/proc/%d/status", pid))
+	st, err := procStatus(pid)
 	if err != nil {
 		return 0, 0, err
 	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		fields := strings.Fields(sc.Text())
-		if len(fields) < 2 {
-			continue
-		}
-		kb, _ := strconv.ParseFloat(fields[1], 64)
-		switch fields[0] {
-		case "VmRSS:":
-			rss = kb / 1024
-		case "VmHWM:":
-			hwm = kb / 1024
+	rss, _ = strconv.ParseFloat(st["VmRSS"], 64)
+	hwm, _ = strconv.ParseFloat(st["VmHWM"], 64)
+	return rss / 1024, hwm / 1024, nil
+}
+
+// procStatus reads /proc/PID/status: each line's name (without its colon)
+// and the first word of its value ("VmRSS": "20480", its kB unit dropped).
+func procStatus(pid int) (map[string]string, error) {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]string{}
+	for line := range strings.Lines(string(data)) {
+		name, value, ok := strings.Cut(line, ":")
+		if fields := strings.Fields(value); ok && len(fields) > 0 {
+			out[name] = fields[0]
 		}
 	}
-	return rss, hwm, sc.Err()
+	return out, nil
 }

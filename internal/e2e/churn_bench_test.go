@@ -197,19 +197,18 @@ func liveHeapMB(b *testing.B, log string) (float64, int) {
 	return live, n
 }
 
-// procThreads returns the Threads line of /proc/PID/status.
+// procThreads returns the Threads line of /proc/PID/status, -1 when it
+// cannot be read.
 func procThreads(pid int) int {
-	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	st, err := procStatus(pid)
 	if err != nil {
 		return -1
 	}
-	for line := range bytes.SplitSeq(data, []byte("\n")) {
-		if v, ok := bytes.CutPrefix(line, []byte("Threads:")); ok {
-			n, _ := strconv.Atoi(string(bytes.TrimSpace(v)))
-			return n
-		}
+	n, err := strconv.Atoi(st["Threads"])
+	if err != nil {
+		return -1
 	}
-	return -1
+	return n
 }
 
 // openFiles sums up what pid has open: files under dataDir by extension,
