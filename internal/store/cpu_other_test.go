@@ -13,3 +13,9 @@ func cpuTime(b *testing.B) time.Duration {
 	b.Skip("the CPU time of this process needs getrusage")
 	return 0
 }
+
+// pageFaults: no getrusage here either.
+func pageFaults(b *testing.B) int64 {
+	b.Skip("page faults of this process need getrusage")
+	return 0
+}
