@@ -1,11 +1,12 @@
 package medallion
 
 import (
-	"crypto/sha256"
 	"encoding/hex"
 	"reflect"
 	"slices"
 	"strings"
+
+	"github.com/medallionhq/medallion/internal/shasum"
 )
 
 // ItemSubsystem names a subsystem (by its name) in Pin.Item and
@@ -53,7 +54,7 @@ const (
 // words extracted again from the same events give the same fingerprint.
 func Fingerprint(text string) string {
 	norm := strings.ToLower(strings.Join(strings.Fields(text), " "))
-	h := sha256.Sum256([]byte(norm))
+	h := shasum.Sum256([]byte(norm))
 	return hex.EncodeToString(h[:8])
 }
 

@@ -1,6 +1,7 @@
 package transcript
 
 import (
+	"crypto/sha256"
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
@@ -9,7 +10,13 @@ import (
 
 	"github.com/medallionhq/medallion/internal/cputime"
 	"github.com/medallionhq/medallion/internal/ingest/fixture"
+	"github.com/medallionhq/medallion/internal/shasum"
 )
+
+// The benchmarks hash as the daemon does, with crypto/sha256
+// (internal/ingest hands it to internal/shasum); shasum's own tests hold
+// its plain Go to the same digests.
+func init() { shasum.Use(sha256.Sum256) }
 
 // genClaudeCode builds about size bytes of Claude Code transcript lines
 // shaped like the real 2.1.x files: by volume roughly half tool results

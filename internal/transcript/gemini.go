@@ -2,7 +2,6 @@ package transcript
 
 import (
 	"bytes"
-	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
@@ -11,6 +10,8 @@ import (
 	"regexp"
 	"strings"
 	"sync"
+
+	"github.com/medallionhq/medallion/internal/shasum"
 )
 
 // Gemini reads Gemini CLI chat recordings, in both formats Gemini CLI has
@@ -629,7 +630,7 @@ func GeminiProjectRoot(path, projectHash string) string {
 		}
 	}
 	for root := range reg.Projects {
-		sum := sha256.Sum256([]byte(root))
+		sum := shasum.Sum256([]byte(root))
 		if h := hex.EncodeToString(sum[:]); h == name || h == projectHash {
 			return root
 		}

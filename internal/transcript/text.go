@@ -1,13 +1,14 @@
 package transcript
 
 import (
-	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
 	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/medallionhq/medallion/internal/shasum"
 )
 
 // elisionFormat is the line boundText leaves where it cut a text; IsElision
@@ -179,13 +180,14 @@ func dataURLPlaceholder(u string) string {
 // hashID returns prefix followed by a short hash of parts. 64 bits are ample:
 // ids only need to be unique within one user's transcripts.
 func hashID(prefix string, parts ...string) string {
-	h := sha256.New()
+	// Each part and a 0 byte after it: what these ids always hashed.
+	var stack [256]byte
+	b := stack[:0]
 	for _, p := range parts {
-		h.Write([]byte(p))
-		h.Write([]byte{0})
+		b = append(append(b, p...), 0)
 	}
-	var sum [sha256.Size]byte
-	return prefix + hex.EncodeToString(h.Sum(sum[:0])[:8])
+	sum := shasum.Sum256(b)
+	return prefix + hex.EncodeToString(sum[:8])
 }
 
 // positionID derives an id for a record that carries none of its own from
