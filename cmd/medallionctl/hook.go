@@ -110,36 +110,55 @@ type hookOptions struct {
 // runHook is the hook itself, whichever way its command line was read
 // (cobra, or fastHook). Whatever happens, the agent's session starts: it
 // prints the hook output or nothing, and never fails.
+//
+// Its three steps are three functions so that the first two's locals are
+// off the stack while hookContext runs: the goroutine's stack is 4 KiB
+// then, and a deeper one makes the runtime copy it to a new one, which
+// touches pages a hook has no other use for (issue 12).
 func (a *app) runHook(ctx context.Context, ag *hookAgent, opts hookOptions) {
-	note := func(format string, v ...any) {
-		if opts.verbose {
-			fmt.Fprintf(a.stderr, "medallionctl hook: "+format+"\n", v...)
-		}
-	}
-	budget := opts.budget
-	if budget > ag.budget {
-		note("budget lowered from %d to %d tokens: %s takes at most %d %s of hook context whole", budget, ag.budget, ag.title, ag.limit, ag.unit)
-		budget = ag.budget
-	}
+	budget := a.hookBudget(ag, opts)
 	text, kept, err := a.hookContext(ctx, budget)
+	a.hookAnswer(ag, opts, text, kept, err)
+}
+
+// hookNote explains on stderr what the hook did, with --verbose.
+func (a *app) hookNote(opts hookOptions, format string, v ...any) {
+	if opts.verbose {
+		fmt.Fprintf(a.stderr, "medallionctl hook: "+format+"\n", v...)
+	}
+}
+
+// hookBudget is --budget, lowered to what the agent takes whole.
+func (a *app) hookBudget(ag *hookAgent, opts hookOptions) int {
+	if opts.budget > ag.budget {
+		a.hookNote(opts, "budget lowered from %d to %d tokens: %s takes at most %d %s of hook context whole", opts.budget, ag.budget, ag.title, ag.limit, ag.unit)
+		return ag.budget
+	}
+	return opts.budget
+}
+
+// hookAnswer prints what hookContext returned as the agent's hook output,
+// or nothing when there is no text; on an error, it starts the daemon if
+// that is down.
+func (a *app) hookAnswer(ag *hookAgent, opts hookOptions, text string, kept bool, err error) {
 	if kept {
-		note("answered from the daemon's kept answer in %s", hookcache.Dir(a.socket))
+		a.hookNote(opts, "answered from the daemon's kept answer in %s", hookcache.Dir(a.socket))
 	}
 	if err != nil {
 		// Whatever failed, the session must start as if we were not
 		// there: exit 0, nothing on stdout.
-		note("%v", err)
+		a.hookNote(opts, "%v", err)
 		if !opts.noStart && daemonDown(err) {
 			if path, err := spawnDaemon(a.socket); err != nil {
-				note("medalliond is down and was not started: %v", err)
+				a.hookNote(opts, "medalliond is down and was not started: %v", err)
 			} else {
-				note("medalliond is down: started %s in the background for the next sessions", path)
+				a.hookNote(opts, "medalliond is down: started %s in the background for the next sessions", path)
 			}
 		}
 		return
 	}
 	if text == "" {
-		note("no medallion for this directory yet")
+		a.hookNote(opts, "no medallion for this directory yet")
 		return
 	}
 	if ag.escape != nil {
@@ -149,7 +168,7 @@ func (a *app) runHook(ctx context.Context, ag *hookAgent, opts hookOptions) {
 		// Only a daemon that renders differently from this build
 		// (another version) gets here: the budget above keeps a load
 		// within the limit.
-		note("the save file has %d %s, over %s's %d: cut", n, ag.unit, ag.title, ag.limit)
+		a.hookNote(opts, "the save file has %d %s, over %s's %d: cut", n, ag.unit, ag.title, ag.limit)
 		text = cutToLimit(text, ag)
 	}
 	// What json.Marshal(hookOutput{…}) prints, with only the text encoded,

@@ -37,21 +37,35 @@ func Read(dir, cwd string, budget int) (text string, ok bool) {
 // readFile reads and decodes the answer file p, if it is one this user
 // alone can read and write.
 func readFile(p string) (Answer, bool) {
+	b, ok := readPrivate(p)
+	if !ok {
+		return Answer{}, false
+	}
+	a, err := decode(b)
+	return a, err == nil
+}
+
+// readPrivate returns the contents of file p, if it is one this user
+// alone can read and write, of at most maxFile bytes. It is not part of
+// readFile so that its stack frame (a stat buffer among others) is gone
+// before decode runs: the hook's deepest calls then stay within the 4 KiB
+// its goroutine's stack has grown to by then, where they went over it and
+// made the runtime copy the stack to a new one (issue 12).
+func readPrivate(p string) ([]byte, bool) {
 	fd, err := openRaw(p, syscall.O_RDONLY|syscall.O_NOFOLLOW)
 	if err != nil {
-		return Answer{}, false
+		return nil, false
 	}
 	defer syscall.Close(fd)
 	var st syscall.Stat_t
 	if err := syscall.Fstat(fd, &st); err != nil || !private(&st, syscall.S_IFREG) || st.Size > maxFile {
-		return Answer{}, false
+		return nil, false
 	}
 	b, err := readAll(fd, st.Size)
 	if err != nil || int64(len(b)) != st.Size {
-		return Answer{}, false // the file changed size as it was read
+		return nil, false // the file changed size as it was read
 	}
-	a, err := decode(b)
-	return a, err == nil
+	return b, true
 }
 
 // openRaw opens p with plain system calls, never through os.File: the hook
