@@ -50,13 +50,20 @@ type Client struct {
 	OnVersionMismatch func(server, client string)
 
 	socket       string
+	userAgent    string
 	mismatchOnce sync.Once
 }
 
 // New returns a client for the daemon listening on socketPath. It does not
 // connect until the first request.
+//
+// Its requests' User-Agent is made here, where the stack is shallow:
+// without a version set at link time, version.String parses the build
+// info, some twenty calls deep, and under a request that went over the
+// 4 KiB the SessionStart hook's goroutine has, which made the runtime
+// copy its stack to a larger one (issue 12).
 func New(socketPath string) *Client {
-	return &Client{socket: socketPath}
+	return &Client{socket: socketPath, userAgent: "medallion-client/" + version.String()}
 }
 
 // SocketPath returns the socket the client dials.
@@ -252,25 +259,11 @@ func (c *Client) callAt(ctx context.Context, socket string, minTimeout time.Dura
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 
-	// path arrives escaped (ids are escaped segment by segment); RawPath
-	// keeps that escaping, where Path alone would be escaped again.
-	unescaped, err := url.PathUnescape(path)
+	target, contentType, body, err := encodeRequest(method, path, q, in)
 	if err != nil {
-		return nil, fmt.Errorf("build %s %s request: %w", method, path, err)
+		return nil, err
 	}
-	u := url.URL{Scheme: "http", Host: "medalliond", Path: unescaped, RawPath: path}
-	if len(q) > 0 {
-		u.RawQuery = q.Encode()
-	}
-	var body []byte
-	contentType := ""
-	if in != nil {
-		if body, err = json.Marshal(in); err != nil {
-			return nil, fmt.Errorf("encode %s %s request: %w", method, path, err)
-		}
-		contentType = "application/json"
-	}
-	resp, err := roundTrip(ctx, socket, method, u.RequestURI(), contentType, body)
+	resp, err := roundTrip(ctx, socket, method, target, contentType, c.userAgent, body)
 	if err != nil {
 		return nil, transportError(parent, ctx, socket, method, path, timeout, err)
 	}
@@ -283,6 +276,31 @@ func (c *Client) callAt(ctx context.Context, socket string, minTimeout time.Dura
 		return nil, decodeAPIError(resp.status, data)
 	}
 	return resp, nil
+}
+
+// encodeRequest returns a request's target (path, escaped, and the query
+// q) and its body: in encoded as JSON, if not nil. It is not part of
+// callAt so that its locals are off the stack during the exchange: the
+// SessionStart hook's goroutine has a 4 KiB stack, and a call that goes
+// deeper makes the runtime copy it to a larger one (issue 12).
+func encodeRequest(method, path string, q url.Values, in any) (target, contentType string, body []byte, err error) {
+	// path arrives escaped (ids are escaped segment by segment); RawPath
+	// keeps that escaping, where Path alone would be escaped again.
+	unescaped, err := url.PathUnescape(path)
+	if err != nil {
+		return "", "", nil, fmt.Errorf("build %s %s request: %w", method, path, err)
+	}
+	u := url.URL{Scheme: "http", Host: "medalliond", Path: unescaped, RawPath: path}
+	if len(q) > 0 {
+		u.RawQuery = q.Encode()
+	}
+	if in != nil {
+		if body, err = json.Marshal(in); err != nil {
+			return "", "", nil, fmt.Errorf("encode %s %s request: %w", method, path, err)
+		}
+		contentType = "application/json"
+	}
+	return u.RequestURI(), contentType, body, nil
 }
 
 // decodeAPIError turns an error response into an *APIError, keeping a

@@ -524,3 +524,28 @@ func TestSocketPath(t *testing.T) {
 		t.Errorf("SocketPath() = %q", got)
 	}
 }
+
+// TestUserAgent: every request, a streamed one too, names this build's
+// version, which New reads once for the client's requests.
+func TestUserAgent(t *testing.T) {
+	want := "medallion-client/" + version.String()
+	var mu sync.Mutex
+	var got []string
+	c := serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		got = append(got, r.UserAgent())
+		mu.Unlock()
+		io.WriteString(w, `{"version":"x"}`)
+	}))
+	if _, err := c.Status(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Export(context.Background(), io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(got) != 2 || got[0] != want || got[1] != want {
+		t.Errorf("User-Agent of a request and of an export = %q, want %q for both", got, want)
+	}
+}

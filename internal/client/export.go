@@ -10,7 +10,6 @@ import (
 	"io"
 
 	"github.com/medallionhq/medallion/internal/api"
-	"github.com/medallionhq/medallion/internal/version"
 )
 
 // Export writes every version of every medallion to w as JSON Lines (GET
@@ -60,7 +59,7 @@ func (c *Client) stream(ctx context.Context, method, path string, body []byte, w
 	if body != nil {
 		contentType = "application/x-ndjson"
 	}
-	if err := writeRequest(conn, method, path, contentType, "medallion-client/"+version.String(), body); err != nil {
+	if err := writeRequest(conn, method, path, contentType, c.userAgent, body); err != nil {
 		return transportError(ctx, ctx, c.socket, method, path, 0, err)
 	}
 	r := bufio.NewReader(conn)

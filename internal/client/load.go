@@ -50,8 +50,13 @@ func (c *Client) Load(ctx context.Context, req api.LoadRequest) (*api.LoadRespon
 // answers faster: internal/server's ServeHook), and on the API's when
 // nothing answers there: a daemon older than that socket, or one on an
 // OS that does not serve it.
+//
+// Its query and its fallback are functions of their own so that their
+// locals are off the stack during the exchange: the hook's goroutine has
+// a 4 KiB stack, and a call that goes deeper makes the runtime copy it to
+// a larger one (issue 12).
 func (c *Client) HookText(ctx context.Context, cwd string, budget int) (string, error) {
-	q := url.Values{"cwd": {cwd}, "budget": {strconv.Itoa(budget)}}
+	q := hookQuery(cwd, budget)
 	resp, err := c.callAt(ctx, hookcache.Socket(c.socket), 0, "GET", "/v1/hook", q, nil)
 	if errors.Is(err, ErrUnreachable) {
 		resp, err = c.call(ctx, 0, "GET", "/v1/hook", q, nil)
@@ -59,14 +64,27 @@ func (c *Client) HookText(ctx context.Context, cwd string, budget int) (string, 
 	var apiErr *APIError
 	if errors.As(err, &apiErr) && apiErr.StatusCode == 404 {
 		// A daemon older than /v1/hook, still running after an upgrade.
-		lr, err := c.Load(ctx, api.LoadRequest{CWD: cwd, Budget: budget})
-		if err != nil || len(lr.Medallions) == 0 {
-			return "", err
-		}
-		return lr.Text, nil
+		return c.loadText(ctx, cwd, budget)
 	}
 	if err != nil || resp.status == 204 {
 		return "", err
 	}
 	return string(resp.body), nil
+}
+
+// hookQuery is the query of HookText's request. Not inlined: the map
+// would be HookText's local.
+//
+//go:noinline
+func hookQuery(cwd string, budget int) url.Values {
+	return url.Values{"cwd": {cwd}, "budget": {strconv.Itoa(budget)}}
+}
+
+// loadText is HookText through Load, for a daemon without /v1/hook.
+func (c *Client) loadText(ctx context.Context, cwd string, budget int) (string, error) {
+	lr, err := c.Load(ctx, api.LoadRequest{CWD: cwd, Budget: budget})
+	if err != nil || len(lr.Medallions) == 0 {
+		return "", err
+	}
+	return lr.Text, nil
 }

@@ -11,7 +11,6 @@ import (
 	"strings"
 
 	"github.com/medallionhq/medallion/internal/api"
-	"github.com/medallionhq/medallion/internal/version"
 )
 
 // The client speaks just enough HTTP/1.1 itself, one request per
@@ -64,7 +63,7 @@ func connect(ctx context.Context, socket string) (daemonConn, error) {
 // new connection to socket and reads the answer. The context bounds
 // the whole exchange. A dial failure is returned as a *dialError; an error
 // after the context ended wraps the context's error.
-func roundTrip(ctx context.Context, socket, method, target, contentType string, body []byte) (*response, error) {
+func roundTrip(ctx context.Context, socket, method, target, contentType, userAgent string, body []byte) (*response, error) {
 	conn, err := connect(ctx, socket)
 	if err != nil {
 		return nil, err
@@ -75,7 +74,7 @@ func roundTrip(ctx context.Context, socket, method, target, contentType string, 
 	stop := context.AfterFunc(ctx, conn.interrupt)
 	defer stop()
 
-	resp, err := exchange(conn, method, target, contentType, "medallion-client/"+version.String(), body)
+	resp, err := exchange(conn, method, target, contentType, userAgent, body)
 	if err != nil && ctx.Err() != nil {
 		return nil, fmt.Errorf("%w (%v)", ctx.Err(), err)
 	}
