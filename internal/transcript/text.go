@@ -181,8 +181,11 @@ func dataURLPlaceholder(u string) string {
 // ids only need to be unique within one user's transcripts.
 func hashID(prefix string, parts ...string) string {
 	// Each part and a 0 byte after it: what these ids always hashed.
-	var stack [256]byte
-	b := stack[:0]
+	n := 0
+	for _, p := range parts {
+		n += len(p) + 1
+	}
+	b := make([]byte, 0, n)
 	for _, p := range parts {
 		b = append(append(b, p...), 0)
 	}
