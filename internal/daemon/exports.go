@@ -225,12 +225,13 @@ func (e *exporter) export(ctx context.Context) (bool, error) {
 }
 
 // nothingYet reports whether the store holds no medallion version and no
-// export was ever written (all: the exports, listed once by export): a new daemon's first export, due a minute
-// after its start, would write an empty file (and a mark, and the store's
-// export identity) and then hand its memory back, 60-90 ms of CPU in the
-// minute a daemon with nothing to do is measured over (issue 12; 0.10-0.15 %
-// of that minute against 0.1). Once an export exists, the store's state
-// against the newest one's mark decides (unchanged), empty or not.
+// export was ever written (all: the exports, as export listed them): a new
+// daemon's first export, due a minute after its start, would write an
+// empty file (and a mark, and the store's export identity) and then hand
+// its memory back, 60-90 ms of CPU in the minute a daemon with nothing to
+// do is measured over (issue 12; 0.10-0.15 % of that minute against 0.1).
+// Once an export exists, the store's state against the newest one's mark
+// decides (unchanged), empty or not.
 func (e *exporter) nothingYet(ctx context.Context, all []string) (bool, error) {
 	if len(all) > 0 {
 		return false, nil
@@ -274,9 +275,9 @@ func (e *exporter) storeID(ctx context.Context) (string, error) {
 
 // unchanged reports whether the newest of all exports (returned; all as
 // e.exports lists them) holds what an export of the store, storeID, would
-// hold now: its mark names this store
-// and its current state, and the export is the size it was written.
-// Anything it cannot read makes it false: the export is then written.
+// hold now: its mark names this store and its current state, and the
+// export is the size it was written. Anything it cannot read makes it
+// false: the export is then written.
 func (e *exporter) unchanged(ctx context.Context, storeID string, all []string) (string, bool, error) {
 	if len(all) == 0 {
 		return "", false, nil
