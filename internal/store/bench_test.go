@@ -254,7 +254,8 @@ func timeScopeQueries(b *testing.B, s *store.Badger, seed uint64, limit int, sco
 	lat := make([]time.Duration, 0, b.N)
 	results := 0
 	b.ReportAllocs()
-	cpu0, faults0 := cpuTime(b), pageFaults(b)
+	cpu0 := cpuTime(b)
+	minor0, major0 := pageFaults(b)
 	b.ResetTimer()
 	for b.Loop() {
 		sc := scope(rng)
@@ -268,7 +269,9 @@ func timeScopeQueries(b *testing.B, s *store.Badger, seed uint64, limit int, sco
 	}
 	b.StopTimer()
 	b.ReportMetric(float64((cpuTime(b)-cpu0).Nanoseconds())/1e3/float64(len(lat)), "cpu-µs/op")
-	b.ReportMetric(float64(pageFaults(b)-faults0)/float64(len(lat)), "faults/op")
+	minor, major := pageFaults(b)
+	b.ReportMetric(float64(minor-minor0)/float64(len(lat)), "faults/op")
+	b.ReportMetric(float64(major-major0)/float64(len(lat)), "disk-faults/op")
 	reportLatencies(b, lat)
 	b.ReportMetric(float64(results)/float64(len(lat)), "results/op")
 }

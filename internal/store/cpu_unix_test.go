@@ -16,11 +16,17 @@ func cpuTime(b *testing.B) time.Duration {
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
-// pageFaults counts the page faults this process took without reading the
-// disk: a query after the store handed its pages back takes one for every
-// page it reads (fewer where the kernel maps neighbours with it). Unlike
-// time, the count does not depend on what else the machine runs.
-func pageFaults(b *testing.B) int64 { return rusage(b).Minflt }
+// pageFaults counts the page faults this process took: minor ones, which
+// map a page the page cache holds (a query after the store handed its pages
+// back takes one for every page it reads, fewer where the kernel maps
+// neighbours with it), and major ones, which read the disk (the page cache
+// no longer held the page: memory pressure, or a reclaimer such as DAMON).
+// Unlike time, the minor count does not depend on what else the machine
+// runs.
+func pageFaults(b *testing.B) (minor, major int64) {
+	ru := rusage(b)
+	return ru.Minflt, ru.Majflt
+}
 
 func rusage(b *testing.B) *syscall.Rusage {
 	var ru syscall.Rusage
