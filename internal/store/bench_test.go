@@ -1,6 +1,7 @@
 package store_test
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"math/rand/v2"
@@ -245,9 +246,29 @@ func reportLatencies(b *testing.B, d []time.Duration) {
 	b.ReportMetric(float64(d[len(d)*99/100].Nanoseconds())/1e3, "p99-µs")
 }
 
+// reportSlowestFaults reports the page faults of the slowest 1 % of the
+// queries, a query on average (slow-faults/op): after a release, whether
+// the p99 is the queries that fault many pages back or something else
+// (another goroutine, the collector). lat[i] and faults[i] are query i's.
+func reportSlowestFaults(b *testing.B, lat []time.Duration, faults []int64) {
+	order := make([]int, len(lat))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortFunc(order, func(i, j int) int { return cmp.Compare(lat[j], lat[i]) })
+	slowest := order[:max(1, len(order)/100)]
+	var n int64
+	for _, i := range slowest {
+		n += faults[i]
+	}
+	b.ReportMetric(float64(n)/float64(len(slowest)), "slow-faults/op")
+}
+
 // timeScopeQueries runs LatestForScope on s over b.N scopes drawn by scope
 // (from a generator seeded with seed) and reports the latency
-// percentiles, the CPU per query and the results per query.
+// percentiles, the CPU per query (two getrusage calls of about a
+// microsecond each included: they count each query's faults), the page
+// faults and the results per query.
 func timeScopeQueries(b *testing.B, s *store.Badger, seed uint64, limit int, scope func(*rand.Rand) medallion.Scope) {
 	rng := rand.New(rand.NewPCG(seed, seed))
 	ctx := context.Background()
@@ -257,11 +278,16 @@ func timeScopeQueries(b *testing.B, s *store.Badger, seed uint64, limit int, sco
 	cpu0 := cpuTime(b)
 	minor0, major0 := pageFaults(b)
 	b.ResetTimer()
+	// faults[i] is what query i faulted, counted outside its latency.
+	faults := make([]int64, 0, b.N)
 	for b.Loop() {
 		sc := scope(rng)
+		before, _ := pageFaults(b)
 		start := time.Now()
 		ms, err := s.LatestForScope(ctx, sc, limit)
 		lat = append(lat, time.Since(start))
+		after, _ := pageFaults(b)
+		faults = append(faults, after-before)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -272,6 +298,7 @@ func timeScopeQueries(b *testing.B, s *store.Badger, seed uint64, limit int, sco
 	minor, major := pageFaults(b)
 	b.ReportMetric(float64(minor-minor0)/float64(len(lat)), "faults/op")
 	b.ReportMetric(float64(major-major0)/float64(len(lat)), "disk-faults/op")
+	reportSlowestFaults(b, lat, faults)
 	reportLatencies(b, lat)
 	b.ReportMetric(float64(results)/float64(len(lat)), "results/op")
 }
