@@ -63,9 +63,12 @@ staticcheck: $(STATICCHECK)
 
 # jsonscancheck: the transcript parsers' in-place walks are checked
 # against jsonscan.SkipValue at every step (see internal/jsonscan).
+# TestHookFitsItsStack skips under -race, whose instrumentation deepens
+# every frame: it runs once more without.
 unit:
 	$(GO) test -race -count=1 ./...
 	$(GO) test -count=1 -tags jsonscancheck ./internal/jsonscan ./internal/transcript
+	$(GO) test -count=1 -run TestHookFitsItsStack ./cmd/medallionctl
 
 # The real agent CLIs (pinned npm packages, installed once into
 # AGENTS_CACHE and reused) against our own fake model server, with the

@@ -38,6 +38,9 @@ func TestMain(m *testing.M) {
 	// Never a real daemon from a hook that finds the test's socket down:
 	// TestHookStartsADaemonThatIsDown replaces this to see the call.
 	spawnDaemon = func(string) (string, error) { return "", errors.New("tests start no daemon") }
+	if sock := os.Getenv(hookStackEnv); sock != "" {
+		hookStackChild(sock) // TestHookFitsItsStack runs this binary as a hook
+	}
 	os.Exit(m.Run())
 }
 
