@@ -310,7 +310,8 @@ func (f writerFunc) Write(p []byte) (int, error) { return f(p) }
 // TestReclaimHandsBackAfterPoolDrain: poolDrain after a reclaim the store
 // hands everything back once more (OnIdle), well before the next idle
 // check could: Badger's allocator pool lets the reclaim's table buffers go
-// only by then.
+// only by then. That is the idle release of the stretch: with no call
+// after it, the idle checks that follow do not hand back again.
 func TestReclaimHandsBackAfterPoolDrain(t *testing.T) {
 	// The reclaim's writes wake compactLoop, which hands back nothing
 	// before it sleeps again, compactQuiet on: poolDrain lies past that,
@@ -343,10 +344,21 @@ func TestReclaimHandsBackAfterPoolDrain(t *testing.T) {
 		case at := <-idle:
 			if d := at.Sub(end); d >= poolDrain {
 				t.Logf("handed back again %v after the reclaim", d.Round(time.Millisecond))
+				noIdleRelease(t, idle, 2*mappedCheck+time.Second)
 				return
 			}
 		case <-timeout:
 			t.Fatalf("no OnIdle between %v and %v after the reclaim", poolDrain, mappedCheck)
 		}
+	}
+}
+
+// noIdleRelease fails the test if idle hears of an OnIdle within d.
+func noIdleRelease(t *testing.T, idle <-chan time.Time, d time.Duration) {
+	t.Helper()
+	select {
+	case <-idle:
+		t.Fatalf("OnIdle again within %v of the hand-back after the reclaim, with no call since", d)
+	case <-time.After(d):
 	}
 }
