@@ -118,10 +118,12 @@ func (e *exporter) start() {
 			// the heap it wrote them through and the code it ran now, not
 			// up to a minute later at the store's next idle check (an
 			// automatic export is most often the only work of an idle
-			// daemon; issue 12's idle RSS). A skipped one read keys only.
-			e.st.PageOut()
+			// daemon; issue 12's idle RSS), which then does not do it
+			// again. A skipped one read keys only.
 			if wrote {
-				releaseMemory()
+				e.st.ReleaseIdle() // OnIdle: releaseMemory
+			} else {
+				e.st.PageOut()
 			}
 			t.Reset(e.interval)
 		}

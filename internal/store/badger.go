@@ -142,6 +142,9 @@ type Badger struct {
 	// they cannot hold Close off (lockForClose).
 	closing atomic.Bool
 	calls   atomic.Uint64 // calls begun, for the idle check (compact.go)
+	// idleAt is calls at the last idle release (compact.go): the idle
+	// check releases once per stretch of idleness.
+	idleAt atomic.Uint64
 
 	stop        chan struct{} // closed by Close: ends the collector, spaceLoop, verifyLoop, the fold, compactLoop and markerLoop
 	writes      chan struct{} // wakes compactLoop (compact.go)

@@ -126,3 +126,51 @@ func TestOnIdle(t *testing.T) {
 		t.Fatal("no OnIdle after the call returned")
 	}
 }
+
+// TestReleaseIdle: ReleaseIdle hands back and calls OnIdle at once, and
+// counts as the idle release of the calls before it: the idle checks that
+// follow with no call since do not call OnIdle again. A call after it
+// gets its own.
+func TestReleaseIdle(t *testing.T) {
+	prev := mappedCheck
+	mappedCheck = 100 * time.Millisecond
+	t.Cleanup(func() { mappedCheck = prev })
+	idle := make(chan time.Time, 10)
+	b, err := Open(t.TempDir(), Options{GCInterval: -1, SpaceInterval: -1, VerifyInterval: -1,
+		OnIdle: func() { idle <- time.Now() }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	select { // Open's own stretch (TestOnIdle)
+	case <-idle:
+	case <-time.After(compactQuiet + 10*time.Second):
+		t.Fatal("no OnIdle after Open")
+	}
+	for range 2 {
+		// Calls, then the caller's release before an idle check
+		// could come: the export's case.
+		if _, err := b.Count(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		b.ReleaseIdle()
+		select {
+		case <-idle:
+		default:
+			t.Fatal("ReleaseIdle did not call OnIdle")
+		}
+		select {
+		case at := <-idle:
+			t.Fatalf("OnIdle again at %v with no call since ReleaseIdle", at)
+		case <-time.After(5 * mappedCheck):
+		}
+	}
+	if _, err := b.Count(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-idle:
+	case <-time.After(5 * mappedCheck):
+		t.Fatal("no OnIdle after a call that came after ReleaseIdle")
+	}
+}
