@@ -64,10 +64,12 @@ func TestCompactsWithoutBadgerCompactors(t *testing.T) {
 	}
 }
 
-// TestOnIdle: OnIdle comes once a whole idle check has passed with no
-// call, not while calls keep coming or one is running, and again after
-// the next stretch of calls.
-func TestOnIdle(t *testing.T) {
+// idleStore opens a store whose idle checks come every 100 ms and whose
+// OnIdle calls are sent on idle, and waits for the first: Open's own
+// wake-up ends in a compaction check and a sync (calls), then two idle
+// checks.
+func idleStore(t *testing.T) (*Badger, <-chan time.Time) {
+	t.Helper()
 	prev := mappedCheck
 	mappedCheck = 100 * time.Millisecond
 	t.Cleanup(func() { mappedCheck = prev })
@@ -77,15 +79,21 @@ func TestOnIdle(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer b.Close()
-	ctx := t.Context()
-	// Open's own wake-up ends in a compaction check and a sync (calls),
-	// then two idle checks.
+	t.Cleanup(func() { b.Close() })
 	select {
 	case <-idle:
 	case <-time.After(compactQuiet + 10*time.Second):
 		t.Fatal("no OnIdle after Open")
 	}
+	return b, idle
+}
+
+// TestOnIdle: OnIdle comes once a whole idle check has passed with no
+// call, not while calls keep coming or one is running, and again after
+// the next stretch of calls.
+func TestOnIdle(t *testing.T) {
+	b, idle := idleStore(t)
+	ctx := t.Context()
 	select {
 	case at := <-idle:
 		t.Fatalf("OnIdle twice in one idle stretch (again at %v)", at)
@@ -132,21 +140,7 @@ func TestOnIdle(t *testing.T) {
 // follow with no call since do not call OnIdle again. A call after it
 // gets its own.
 func TestReleaseIdle(t *testing.T) {
-	prev := mappedCheck
-	mappedCheck = 100 * time.Millisecond
-	t.Cleanup(func() { mappedCheck = prev })
-	idle := make(chan time.Time, 10)
-	b, err := Open(t.TempDir(), Options{GCInterval: -1, SpaceInterval: -1, VerifyInterval: -1,
-		OnIdle: func() { idle <- time.Now() }})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer b.Close()
-	select { // Open's own stretch (TestOnIdle)
-	case <-idle:
-	case <-time.After(compactQuiet + 10*time.Second):
-		t.Fatal("no OnIdle after Open")
-	}
+	b, idle := idleStore(t)
 	for range 2 {
 		// Calls, then the caller's release before an idle check
 		// could come: the export's case.
