@@ -71,7 +71,10 @@ func TestHookFitsItsStack(t *testing.T) {
 	hook := func(t *testing.T) (stdout string) {
 		t.Helper()
 		cmd := exec.Command(os.Args[0], "-test.run=^$")
-		cmd.Env = append(os.Environ(), hookStackEnv+"="+sock)
+		// A goroutine starts with the runtime's smallest stack unless
+		// adaptivestackstart has raised it after a collection: none runs
+		// before the hook today, and this keeps it so.
+		cmd.Env = append(os.Environ(), hookStackEnv+"="+sock, "GODEBUG=adaptivestackstart=0")
 		cmd.Stdin = strings.NewReader(hookInput(cwd))
 		var out, errb bytes.Buffer
 		cmd.Stdout, cmd.Stderr = &out, &errb
@@ -114,6 +117,7 @@ func TestHookFitsItsStack(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		t.Cleanup(func() { _ = w.Close() })
 		ag, err := agentNamed("claude-code")
 		if err != nil {
 			t.Fatal(err)

@@ -14,9 +14,10 @@ import (
 // hundreds of megabytes), pages touched in order (a compaction, an
 // export), and the same page read with pread instead, which Badger does
 // not offer (it reads its tables and value logs only through maps). The
-// figures are the machine's: 25–50 µs a lone fault against 1.3 µs a page
-// in order on the VM of 27 Nov, where the 1M scope query's slowest
-// queries after a release are those that fault 15–25 pages.
+// figures are the machine's: 24–30 µs a page faulted alone against
+// 1.4–1.6 µs a page in order (one fault maps 16 of them) on the VM of 27
+// Nov, where the 1M scope query's slowest queries after a release fault
+// 11–14 pages each (slow-faults/op).
 //
 //	go test -run '^$' -bench FaultBack -count 3 ./internal/resident
 func BenchmarkFaultBack(b *testing.B) {

@@ -93,6 +93,9 @@ type Options struct {
 	// after it has handed all its mapped pages back: the daemon returns
 	// its freed heap and the pages of its own code then. Calls made by the
 	// store itself (compaction, the periodic passes) count as calls.
+	// ReleaseIdle calls it too, on its caller's goroutine, and then even
+	// when a call in flight kept the pages from being handed back whole;
+	// it may run while the store's own call runs.
 	OnIdle func()
 }
 
