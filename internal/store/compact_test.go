@@ -88,17 +88,24 @@ func idleStore(t *testing.T) (*Badger, <-chan time.Time) {
 	return b, idle
 }
 
+// noIdleRelease fails the test if idle hears of an OnIdle within d of
+// since, a release after which no call came.
+func noIdleRelease(t *testing.T, idle <-chan time.Time, d time.Duration, since string) {
+	t.Helper()
+	select {
+	case at := <-idle:
+		t.Fatalf("OnIdle again at %v, within %v of %s, with no call since", at, d, since)
+	case <-time.After(d):
+	}
+}
+
 // TestOnIdle: OnIdle comes once a whole idle check has passed with no
 // call, not while calls keep coming or one is running, and again after
 // the next stretch of calls.
 func TestOnIdle(t *testing.T) {
 	b, idle := idleStore(t)
 	ctx := t.Context()
-	select {
-	case at := <-idle:
-		t.Fatalf("OnIdle twice in one idle stretch (again at %v)", at)
-	case <-time.After(5 * mappedCheck):
-	}
+	noIdleRelease(t, idle, 5*mappedCheck, "the first, in the same idle stretch")
 
 	// Reads every 20 ms for a second: no OnIdle meanwhile.
 	until := time.Now().Add(time.Second)
@@ -153,11 +160,7 @@ func TestReleaseIdle(t *testing.T) {
 		default:
 			t.Fatal("ReleaseIdle did not call OnIdle")
 		}
-		select {
-		case at := <-idle:
-			t.Fatalf("OnIdle again at %v with no call since ReleaseIdle", at)
-		case <-time.After(5 * mappedCheck):
-		}
+		noIdleRelease(t, idle, 5*mappedCheck, "ReleaseIdle")
 	}
 	if _, err := b.Count(t.Context()); err != nil {
 		t.Fatal(err)
