@@ -2,6 +2,7 @@ package daemon
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -360,6 +361,54 @@ func TestExportSkippedWhileEmpty(t *testing.T) {
 	}
 	if wrote, err := e.export(ctx); err != nil || !wrote || len(e.exports()) != 1 {
 		t.Fatalf("export after the first medallion: wrote %v, %v, %d exports; want 1", wrote, err, len(e.exports()))
+	}
+}
+
+// TestExportIdentityMadeAmongWrites: the store's export identity is made
+// while the store is written to, when the export due is put off, not by
+// the export once the store is quiet: there, that one write made the
+// store's idle check hand everything back once more after the export had
+// (issue 12). The export then names the same identity.
+func TestExportIdentityMadeAmongWrites(t *testing.T) {
+	exportSeams(t, time.Hour, time.Nanosecond, time.Second)
+	ctx := context.Background()
+	dataDir := t.TempDir()
+	st := openQuiet(t, filepath.Join(dataDir, "store"))
+	e := newExporter(st, dataDir, hclog.NewNullLogger())
+	write := func(i int) {
+		if _, err := st.Create(ctx, testMedallion(fmt.Sprintf("m%d", i))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(0)
+	e.start()
+	defer e.close()
+	var id []byte
+	for i := 1; len(id) == 0; i++ {
+		if i > 100 {
+			t.Fatal("no export identity after 10 s of writes")
+		}
+		time.Sleep(100 * time.Millisecond) // well inside exportQuiet
+		write(i)
+		var err error
+		if id, err = st.GetAux(ctx, storeIDKey); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if all := e.exports(); len(all) != 0 {
+		t.Fatalf("exports %v while the store was written to; want none yet", all)
+	}
+	waitFor(t, "the export once the writes stopped", func() bool { return len(e.exports()) == 1 })
+	data, err := os.ReadFile(e.exports()[0] + markSuffix)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mark exportMark
+	if err := json.Unmarshal(data, &mark); err != nil {
+		t.Fatal(err)
+	}
+	if mark.Store != string(id) {
+		t.Errorf("the export names store %q, want the identity made among the writes, %q", mark.Store, id)
 	}
 }
 
