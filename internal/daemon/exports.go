@@ -88,14 +88,21 @@ func newExporter(st *store.Badger, dataDir string, logger hclog.Logger) *exporte
 func (e *exporter) start() {
 	go func() {
 		defer close(e.done)
+		// The store's export identity is made (once in a store's life)
+		// now, among the work of the store's opening, whose pages the
+		// store's first idle check hands back anyway. Made by the first
+		// export, that one write woke the store's compaction, which counts
+		// as calls, and the next idle check handed everything back once
+		// more after the export had (14-40 ms of CPU on this VM, issue
+		// 12). A failure is the export's to report: it tries again.
+		_, _ = e.storeID(context.Background())
 		wait := exportDelay
 		if newest, ok := e.newest(); ok {
 			wait = max(newest.Add(e.interval).Sub(e.now()), exportDelay)
 		}
 		t := time.NewTimer(wait)
 		defer t.Stop()
-		var due time.Time   // when the export put off now was due
-		identified := false // the store's export identity is known to be kept
+		var due time.Time // when the export put off now was due
 		for {
 			select {
 			case <-e.stop:
@@ -107,17 +114,6 @@ func (e *exporter) start() {
 				due = now
 			}
 			if busy := now.Sub(e.st.LastWrite()); busy < exportQuiet && now.Sub(due) < exportMaxWait {
-				// The store is being written to: make its export identity
-				// now, among those writes. Made by the export, once the
-				// store is quiet, that one write woke the store's
-				// compaction, and the store's idle check then handed
-				// everything back once more after the export had (14-40 ms
-				// of CPU on this VM, issue 12). A failure is the export's
-				// to report: it makes the identity again.
-				if !identified {
-					_, err := e.storeID(context.Background())
-					identified = err == nil
-				}
 				t.Reset(exportQuiet - busy)
 				continue
 			}
@@ -274,7 +270,7 @@ type exportMark struct {
 }
 
 // storeID returns the store's export identity, made and kept in the store
-// at its first export.
+// the first time it is asked for (when the exporter starts).
 func (e *exporter) storeID(ctx context.Context) (string, error) {
 	v, err := e.st.GetAux(ctx, storeIDKey)
 	if err != nil || len(v) > 0 {
