@@ -2,6 +2,7 @@ package daemon
 
 import (
 	"context"
+	"errors"
 	"io/fs"
 	"path/filepath"
 	"testing"
@@ -25,7 +26,12 @@ func TestDataDirIsPrivate(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitFor(t, "the events", func() bool { return buffered(c, "s-1") == 3 })
-	waitFor(t, "an export", func() bool { return len(listExports(filepath.Join(cfg.DataDir, ExportsDir))) > 0 })
+	// The export is done once its mark is beside it: the mark is written
+	// after the export, through a temporary file renamed into place.
+	waitFor(t, "an export and its mark", func() bool {
+		marks, _ := filepath.Glob(filepath.Join(cfg.DataDir, ExportsDir, "*"+markSuffix))
+		return len(listExports(filepath.Join(cfg.DataDir, ExportsDir))) > 0 && len(marks) > 0
+	})
 	checkPrivate(t, cfg.DataDir)
 	if err := r.stop(t); err != nil {
 		t.Fatal(err)
@@ -41,6 +47,12 @@ func checkPrivate(t *testing.T, dir string) {
 			return err
 		}
 		fi, err := d.Info()
+		if errors.Is(err, fs.ErrNotExist) {
+			// Gone since the walk listed its folder: a running daemon
+			// renames its temporary files into place (Badger, the
+			// exports). What stays is checked after the daemon stopped.
+			return nil
+		}
 		if err != nil {
 			return err
 		}
