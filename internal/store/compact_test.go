@@ -80,21 +80,30 @@ func idleStore(t *testing.T) (*Badger, <-chan time.Time) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { b.Close() })
-	select {
-	case <-idle:
-	case <-time.After(compactQuiet + 10*time.Second):
-		t.Fatal("no OnIdle after Open")
-	}
+	idleRelease(t, idle, compactQuiet+10*time.Second, "Open")
 	return b, idle
 }
 
-// noIdleRelease fails the test if idle hears of an OnIdle within d of
-// since, a release after which no call came.
-func noIdleRelease(t *testing.T, idle <-chan time.Time, d time.Duration, since string) {
+// idleRelease waits up to d for idle to hear of an OnIdle, which should
+// come after what happened, and returns when it came.
+func idleRelease(t *testing.T, idle <-chan time.Time, d time.Duration, after string) time.Time {
 	t.Helper()
 	select {
 	case at := <-idle:
-		t.Fatalf("OnIdle again at %v, within %v of %s, with no call since", at, d, since)
+		return at
+	case <-time.After(d):
+		t.Fatalf("no OnIdle within %v after %s", d, after)
+		return time.Time{}
+	}
+}
+
+// noIdleRelease fails the test if idle hears of an OnIdle within d, while
+// what it names holds (a release with no call since, a call running).
+func noIdleRelease(t *testing.T, idle <-chan time.Time, d time.Duration, while string) {
+	t.Helper()
+	select {
+	case at := <-idle:
+		t.Fatalf("OnIdle at %v, within %v, %s", at, d, while)
 	case <-time.After(d):
 	}
 }
@@ -105,7 +114,7 @@ func noIdleRelease(t *testing.T, idle <-chan time.Time, d time.Duration, since s
 func TestOnIdle(t *testing.T) {
 	b, idle := idleStore(t)
 	ctx := t.Context()
-	noIdleRelease(t, idle, 5*mappedCheck, "the first, in the same idle stretch")
+	noIdleRelease(t, idle, 5*mappedCheck, "again in the idle stretch of the first, with no call since")
 
 	// Reads every 20 ms for a second: no OnIdle meanwhile.
 	until := time.Now().Add(time.Second)
@@ -115,13 +124,8 @@ func TestOnIdle(t *testing.T) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	select {
-	case at := <-idle:
-		if at.Before(until) {
-			t.Fatalf("OnIdle at %v while the store was read", at)
-		}
-	case <-time.After(5 * mappedCheck):
-		t.Fatal("no OnIdle after the reads stopped")
+	if at := idleRelease(t, idle, 5*mappedCheck, "the reads stopped"); at.Before(until) {
+		t.Fatalf("OnIdle at %v while the store was read", at)
 	}
 
 	// A call in flight (a long export, say) keeps the store busy however
@@ -129,17 +133,9 @@ func TestOnIdle(t *testing.T) {
 	if err := b.begin(ctx); err != nil {
 		t.Fatal(err)
 	}
-	select {
-	case at := <-idle:
-		t.Fatalf("OnIdle at %v during a call", at)
-	case <-time.After(5 * mappedCheck):
-	}
+	noIdleRelease(t, idle, 5*mappedCheck, "during a call")
 	b.mu.RUnlock()
-	select {
-	case <-idle:
-	case <-time.After(5 * mappedCheck):
-		t.Fatal("no OnIdle after the call returned")
-	}
+	idleRelease(t, idle, 5*mappedCheck, "the call returned")
 }
 
 // TestReleaseIdle: ReleaseIdle hands back and calls OnIdle at once, and
@@ -160,14 +156,10 @@ func TestReleaseIdle(t *testing.T) {
 		default:
 			t.Fatal("ReleaseIdle did not call OnIdle")
 		}
-		noIdleRelease(t, idle, 5*mappedCheck, "ReleaseIdle")
+		noIdleRelease(t, idle, 5*mappedCheck, "after ReleaseIdle with no call since")
 	}
 	if _, err := b.Count(t.Context()); err != nil {
 		t.Fatal(err)
 	}
-	select {
-	case <-idle:
-	case <-time.After(5 * mappedCheck):
-		t.Fatal("no OnIdle after a call that came after ReleaseIdle")
-	}
+	idleRelease(t, idle, 5*mappedCheck, "a call that came after ReleaseIdle")
 }

@@ -344,7 +344,7 @@ func TestReclaimHandsBackAfterPoolDrain(t *testing.T) {
 		case at := <-idle:
 			if d := at.Sub(end); d >= poolDrain {
 				t.Logf("handed back again %v after the reclaim", d.Round(time.Millisecond))
-				noIdleRelease(t, idle, 2*mappedCheck+time.Second, "the hand-back after the reclaim")
+				noIdleRelease(t, idle, 2*mappedCheck+time.Second, "after the hand-back after the reclaim, with no call since")
 				return
 			}
 		case <-timeout:
