@@ -468,6 +468,14 @@ func settledIdle(b *testing.B, d *ingestd, idle time.Duration) (cpu float64, per
 	}
 }
 
+// The messages the daemon logs when its one-off jobs end: an automatic
+// export (internal/daemon) and a reclaim of cleared events' space
+// (internal/store).
+const (
+	exportedLine  = "exported medallions"
+	reclaimedLine = "reclaimed the space"
+)
+
 // idleWork counts the one-off jobs a daemon's log says it finished.
 type idleWork struct{ exports, reclaims int }
 
@@ -478,7 +486,7 @@ func oneOffWork(b *testing.B, d *ingestd) idleWork {
 		b.Fatal(err)
 	}
 	s := string(data)
-	return idleWork{strings.Count(s, "exported medallions"), strings.Count(s, "reclaimed the space")}
+	return idleWork{strings.Count(s, exportedLine), strings.Count(s, reclaimedLine)}
 }
 
 // logIdleWork logs when the daemon's automatic exports and its reclaims of
@@ -495,10 +503,10 @@ func logIdleWork(b *testing.B, d *ingestd, since time.Time) {
 	for line := range strings.Lines(string(data)) {
 		var what, figures string
 		switch {
-		case strings.Contains(line, "exported medallions"):
+		case strings.Contains(line, exportedLine):
 			_, figures, _ = strings.Cut(line, "versions=")
 			what, figures = "automatic export", "versions="+figures
-		case strings.Contains(line, "reclaimed the space"):
+		case strings.Contains(line, reclaimedLine):
 			_, figures, _ = strings.Cut(line, "before_mib=")
 			what, figures = "reclaim", "before_mib="+figures
 		default:
